@@ -1,0 +1,287 @@
+package exposition
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// DecodeOptions configures Decode.
+type DecodeOptions struct {
+	// UTF8Names accepts UTF-8 metric and label names (the quoted text
+	// syntax, and any valid UTF-8 name in protobuf). Otherwise only legacy
+	// names are accepted, in protobuf bodies too: unlike the reference
+	// Pushgateway, protobuf does not bypass the check.
+	UTF8Names bool
+	// MaxBytes limits the (already decompressed) body; 0 means no limit.
+	// A longer body makes Decode return an error wrapping ErrTooLarge.
+	MaxBytes int64
+}
+
+// ErrTooLarge is wrapped by the error Decode returns for a body longer than
+// DecodeOptions.MaxBytes.
+var ErrTooLarge = errors.New("body too large")
+
+// IsProtobuf reports whether a push Content-Type selects the delimited
+// protobuf format: media type application/vnd.google.protobuf with
+// proto=io.prometheus.client.MetricFamily and encoding=delimited, in any
+// parameter order and spacing, other parameters tolerated. Anything else,
+// including an empty or unparsable value, selects the text format 0.0.4.
+func IsProtobuf(contentType string) bool {
+	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), expfmt.ProtoType) {
+		return false // Fast path: no map allocation for text pushes.
+	}
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	return err == nil &&
+		mediaType == expfmt.ProtoType &&
+		params["proto"] == expfmt.ProtoProtocol &&
+		params["encoding"] == "delimited"
+}
+
+// Decode reads a whole push body in the format its Content-Type selects (see
+// IsProtobuf) and returns its metric families sorted by name.
+//
+// Text bodies are parsed by expfmt's text format 0.0.4 parser: lines end in
+// LF (the last one too), families with HELP or TYPE but no samples are
+// dropped, and "# EOF" and other comments are ignored. Protobuf bodies are
+// varint-delimited MetricFamily messages; when a name repeats, the last
+// message wins, as in the reference Pushgateway, and families without
+// metrics are dropped. Every returned family has its Type set, and each of
+// its metrics carries the value field of that type.
+//
+// Errors are one line and name the offending part, for example
+// `text format parsing error in line 3: expected float as value, got "x"`
+// or `invalid metric name "a.b"`.
+func Decode(r io.Reader, contentType string, opts DecodeOptions) ([]*dto.MetricFamily, error) {
+	if opts.MaxBytes > 0 {
+		r = &limitedReader{r: r, left: opts.MaxBytes, max: opts.MaxBytes}
+	}
+	if IsProtobuf(contentType) {
+		return decodeProtobuf(r, opts.UTF8Names)
+	}
+	return decodeText(r, opts.UTF8Names)
+}
+
+// limitedReader reads from r until more than max bytes have been seen, then
+// fails with an error wrapping ErrTooLarge. Unlike io.LimitReader it tells a
+// body of exactly max bytes from a longer one.
+type limitedReader struct {
+	r    io.Reader
+	left int64
+	max  int64
+}
+
+// Read implements io.Reader.
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if l.left <= 0 {
+		// The limit is reached: read one more byte to learn whether the
+		// body ends here.
+		var one [1]byte
+		for {
+			n, err := l.r.Read(one[:])
+			if n > 0 {
+				return 0, fmt.Errorf("body exceeds the limit of %d bytes: %w", l.max, ErrTooLarge)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// textParserPool holds expfmt text parsers for reuse, one pool per validation
+// scheme: a parser keeps its 4 KiB read buffer and maps across pushes.
+type textParserPool struct {
+	legacy, utf8 sync.Pool
+}
+
+// parsers is the process-wide parser cache. It holds only reusable scratch
+// state, never data that outlives a Decode call.
+var parsers = textParserPool{
+	legacy: sync.Pool{New: func() any { p := expfmt.NewTextParser(model.LegacyValidation); return &p }},
+	utf8:   sync.Pool{New: func() any { p := expfmt.NewTextParser(model.UTF8Validation); return &p }},
+}
+
+// decodeText parses a text format 0.0.4 body. The parser validates metric
+// and label names under the chosen scheme and label values as UTF-8.
+func decodeText(r io.Reader, utf8Names bool) ([]*dto.MetricFamily, error) {
+	pool := &parsers.legacy
+	if utf8Names {
+		pool = &parsers.utf8
+	}
+	p := pool.Get().(*expfmt.TextParser)
+	byName, err := p.TextToMetricFamilies(r)
+	// Drop the reference to r before pooling the parser.
+	p.TextToMetricFamilies(strings.NewReader("")) //nolint:errcheck // Empty input cannot fail.
+	pool.Put(p)
+	if err != nil {
+		return nil, err
+	}
+	families := make([]*dto.MetricFamily, 0, len(byName))
+	for _, mf := range byName {
+		if mf.Type == nil {
+			mf.Type = dto.MetricType_UNTYPED.Enum()
+		}
+		families = append(families, mf)
+	}
+	sortByName(families)
+	return families, nil
+}
+
+// readBuffers holds the buffers protobuf bodies are read into. Unmarshal
+// copies every string out of the buffer, so it can be reused at once.
+var readBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// decodeProtobuf parses a body of varint-delimited MetricFamily messages.
+// It reads the whole body first and slices the frames out of it, which
+// avoids protodelim's per-message buffer.
+func decodeProtobuf(r io.Reader, utf8Names bool) ([]*dto.MetricFamily, error) {
+	buf := readBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			readBuffers.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+
+	var families []*dto.MetricFamily
+	b := buf.Bytes()
+	for i := 1; len(b) > 0; i++ {
+		size, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return nil, fmt.Errorf("protobuf: invalid length of message %d: %w", i, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if size > uint64(len(b)) {
+			return nil, fmt.Errorf("protobuf: unexpected EOF in message %d: length %d, %d bytes left", i, size, len(b))
+		}
+		mf := new(dto.MetricFamily)
+		if err := proto.Unmarshal(b[:size], mf); err != nil {
+			return nil, fmt.Errorf("protobuf: message %d: %w", i, err)
+		}
+		b = b[size:]
+		families = append(families, mf)
+	}
+
+	// Sort stably, then keep the last of each run of equal names.
+	sortByName(families)
+	kept := families[:0]
+	for i, mf := range families {
+		if i+1 < len(families) && families[i+1].GetName() == mf.GetName() {
+			continue
+		}
+		if len(mf.Metric) == 0 {
+			continue
+		}
+		if err := checkFamily(mf, utf8Names); err != nil {
+			return nil, err
+		}
+		kept = append(kept, mf)
+	}
+	clear(families[len(kept):])
+	return kept[:len(kept):len(kept)], nil
+}
+
+// sortByName sorts families by name, keeping the body order of equal names.
+func sortByName(families []*dto.MetricFamily) {
+	slices.SortStableFunc(families, func(a, b *dto.MetricFamily) int {
+		return strings.Compare(a.GetName(), b.GetName())
+	})
+}
+
+// checkFamily applies to a protobuf family the checks the text parser makes
+// while parsing: valid metric and label names, UTF-8 label values, no
+// __name__ label and no repeated label name. It also requires that every
+// metric carries the value field of the family's type, which the renderers
+// need, and sets the family's Type when the message left it out.
+func checkFamily(mf *dto.MetricFamily, utf8Names bool) error {
+	name := mf.GetName()
+	if !ValidMetricName(name, utf8Names) {
+		return fmt.Errorf("invalid metric name %q", name)
+	}
+	typ := mf.GetType()
+	if mf.Type == nil {
+		mf.Type = typ.Enum()
+	}
+	for _, m := range mf.Metric {
+		for i, lp := range m.Label {
+			ln := lp.GetName()
+			if !ValidLabelName(ln, utf8Names) {
+				return fmt.Errorf("invalid label name %q in metric %q", ln, name)
+			}
+			if ln == model.MetricNameLabel {
+				return fmt.Errorf("label name %q is reserved, in metric %q", ln, name)
+			}
+			if !utf8.ValidString(lp.GetValue()) {
+				return fmt.Errorf("invalid label value %q for label %q in metric %q", lp.GetValue(), ln, name)
+			}
+			for _, prev := range m.Label[:i] {
+				if prev.GetName() == ln {
+					return fmt.Errorf("duplicate label name %q in metric %q", ln, name)
+				}
+			}
+		}
+		if !hasValueOf(m, typ) {
+			return fmt.Errorf("metric %q of type %s has no %s value", name, typ, strings.ToLower(valueFieldOf(typ)))
+		}
+	}
+	return nil
+}
+
+// hasValueOf reports whether m carries the value field that type typ needs.
+func hasValueOf(m *dto.Metric, typ dto.MetricType) bool {
+	switch typ {
+	case dto.MetricType_COUNTER:
+		return m.Counter != nil
+	case dto.MetricType_GAUGE:
+		return m.Gauge != nil
+	case dto.MetricType_SUMMARY:
+		return m.Summary != nil
+	case dto.MetricType_UNTYPED:
+		return m.Untyped != nil
+	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+		return m.Histogram != nil
+	default:
+		return false
+	}
+}
+
+// valueFieldOf names the Metric field that type typ needs.
+func valueFieldOf(typ dto.MetricType) string {
+	switch typ {
+	case dto.MetricType_COUNTER:
+		return "counter"
+	case dto.MetricType_GAUGE:
+		return "gauge"
+	case dto.MetricType_SUMMARY:
+		return "summary"
+	case dto.MetricType_UNTYPED:
+		return "untyped"
+	default:
+		return "histogram"
+	}
+}

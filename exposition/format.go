@@ -1,0 +1,144 @@
+package exposition
+
+import (
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Encoding is an output wire format family. Formats of one Encoding render a
+// family's samples identically, up to name escaping.
+type Encoding int
+
+const (
+	// EncodingText is the Prometheus text format 0.0.4.
+	EncodingText Encoding = iota
+	// EncodingOpenMetrics is the OpenMetrics text format (1.0.0 and 0.0.1).
+	EncodingOpenMetrics
+	// EncodingProtobuf is the varint-delimited protobuf MetricFamily stream.
+	EncodingProtobuf
+)
+
+// String returns a short lower-case name for e, such as "text".
+func (e Encoding) String() string {
+	switch e {
+	case EncodingText:
+		return "text"
+	case EncodingOpenMetrics:
+		return "openmetrics"
+	case EncodingProtobuf:
+		return "protobuf"
+	default:
+		return "unknown"
+	}
+}
+
+// Format is a negotiated scrape response format: an Encoding plus the name
+// escaping scheme the scraper asked for. The zero value is not valid; use
+// Negotiate or NewFormat.
+type Format struct {
+	contentType string
+	enc         Encoding
+	scheme      model.EscapingScheme
+}
+
+// Negotiate chooses the scrape response format from the request's Accept
+// header, as expfmt.NegotiateAccept does for OpenMetrics 1.0.0 and 0.0.1,
+// protobuf delimited and text 0.0.4. The escaping= parameter is honoured; a
+// text 1.0.0 request gets text 0.0.4 with the requested escaping, since
+// expfmt has no separate text 1.0.0 renderer. Without a usable Accept header
+// the result is text 0.0.4 with escaping=underscores.
+func Negotiate(h http.Header) Format {
+	// expfmt's OpenMetrics-inclusive defaults without the protobuf text and
+	// compact-text debugging formats, which pushgate does not render: a
+	// client asking only for those gets the text format, as any client
+	// asking for something unknown does.
+	return newFormat(expfmt.NegotiateAccept(h,
+		expfmt.FmtOpenMetrics_1_0_0,
+		expfmt.FmtOpenMetrics_0_0_1,
+		expfmt.FmtProtoDelim,
+		expfmt.FmtText,
+	))
+}
+
+// NewFormat returns the format of encoding enc with no name escaping
+// (escaping=allow-utf-8): the rendering the store caches, which every format
+// f of the same Encoding reproduces when f.Plain holds.
+func NewFormat(enc Encoding) Format {
+	var ef expfmt.Format
+	switch enc {
+	case EncodingOpenMetrics:
+		ef = expfmt.FmtOpenMetrics_1_0_0
+	case EncodingProtobuf:
+		ef = expfmt.FmtProtoDelim
+	default:
+		ef = expfmt.FmtText
+	}
+	return newFormat(ef.WithEscapingScheme(model.NoEscaping))
+}
+
+// newFormat converts a format produced by expfmt's negotiation.
+func newFormat(ef expfmt.Format) Format {
+	f := Format{contentType: string(ef), scheme: ef.ToEscapingScheme()}
+	switch ef.FormatType() {
+	case expfmt.TypeOpenMetrics:
+		f.enc = EncodingOpenMetrics
+	case expfmt.TypeProtoDelim:
+		f.enc = EncodingProtobuf
+	default:
+		f.enc = EncodingText
+	}
+	return f
+}
+
+// ContentType returns the exact Content-Type header value for a response in
+// f, as expfmt spells it, for example
+// "text/plain; version=0.0.4; charset=utf-8; escaping=underscores".
+func (f Format) ContentType() string {
+	return f.contentType
+}
+
+// Encoding returns f's wire format family.
+func (f Format) Encoding() Encoding {
+	return f.enc
+}
+
+// String returns f's Content-Type.
+func (f Format) String() string {
+	return f.contentType
+}
+
+// Plain reports whether rendering mf in f gives the same bytes as rendering
+// it in NewFormat(f.Encoding()), that is whether name escaping is a no-op for
+// mf in f. It holds when f asks for no escaping (escaping=allow-utf-8: expfmt
+// then writes UTF-8 names quoted, in every encoding, exactly as the cached
+// rendering does) or when every metric and label name in mf passes the legacy
+// check that model.EscapeMetricFamily uses to leave a name alone.
+func (f Format) Plain(mf *dto.MetricFamily) bool {
+	return f.scheme == model.NoEscaping || legacyFamily(mf)
+}
+
+// legacyFamily reports whether model.EscapeMetricFamily would leave every
+// name in mf unchanged, under any escaping scheme.
+func legacyFamily(mf *dto.MetricFamily) bool {
+	if !legacyName(mf.GetName()) {
+		return false
+	}
+	for _, m := range mf.Metric {
+		for _, lp := range m.Label {
+			name := lp.GetName()
+			if name == model.MetricNameLabel {
+				if !legacyName(lp.GetValue()) {
+					return false
+				}
+				continue
+			}
+			if !legacyName(name) {
+				return false
+			}
+		}
+	}
+	return true
+}
