@@ -300,6 +300,11 @@ func startGateway(t *testing.T, flags ...string) *gateway {
 func startGatewayBinary(t *testing.T, bin string, flags ...string) *gateway {
 	t.Helper()
 	prefix := routePrefix(flags)
+	if os.Getenv("PUSHGATE_BINARY") != "" && !hasFlag(flags, "--persistence.file") {
+		// Debian's packaged reference defaults to a system-wide persistence
+		// file; keep tests of such binaries in memory and independent.
+		flags = append([]string{"--persistence.file="}, flags...)
+	}
 	var last *process
 	for attempt := 0; attempt < 5; attempt++ {
 		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -316,6 +321,16 @@ func startGatewayBinary(t *testing.T, bin string, flags ...string) *gateway {
 	}
 	t.Fatalf("gateway did not become ready; log:\n%s", last.logTail(16<<10))
 	return nil
+}
+
+// hasFlag reports whether flags set the flag name (as --name=value).
+func hasFlag(flags []string, name string) bool {
+	for _, f := range flags {
+		if f == name || strings.HasPrefix(f, name+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // routePrefix derives the route prefix the way the reference does: the
