@@ -46,6 +46,7 @@ func batchJobFamilies() []*dto.MetricFamily {
 		for i, ub := range []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5} {
 			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: proto.Float64(ub), CumulativeCount: proto.Uint64(uint64((i + 1) * (s + 7) * 113))})
 		}
+		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: proto.Float64(math.Inf(1)), CumulativeCount: proto.Uint64(uint64(11 * (s + 7) * 113))})
 		h.SampleCount = proto.Uint64(uint64(11 * (s + 7) * 113))
 		h.SampleSum = proto.Float64(123.456 * float64(s+1))
 		hist.Metric = append(hist.Metric, &dto.Metric{
@@ -72,9 +73,9 @@ func batchJobFamilies() []*dto.MetricFamily {
 	}
 	return []*dto.MetricFamily{
 		summary,
-		hist,
 		gauge("batch_job_last_success_timestamp_seconds", "Unix time of the last successful completion of the stage.", 1.7384e9),
 		gauge("batch_job_memory_peak_bytes", "Peak resident memory of the stage.", 5.36870912e8),
+		hist,
 		counter("batch_job_records_failed_total", "Records the stage rejected.", 17),
 		counter("batch_job_records_processed_total", "Records the stage processed.", 120433),
 		counter("batch_job_retries_total", "Retried operations of the stage.", 3),

@@ -1,0 +1,154 @@
+package exposition
+
+import (
+	"net/http"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+func TestNegotiate(t *testing.T) {
+	tests := []struct {
+		name   string
+		accept string
+		want   string
+		enc    Encoding
+	}{
+		{
+			name: "no Accept header gets text 0.0.4 with underscores",
+			want: "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
+			enc:  EncodingText,
+		},
+		{
+			name:   "Prometheus 3's default Accept gets OpenMetrics 1.0.0 with UTF-8 names",
+			accept: "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+			want:   "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8",
+			enc:    EncodingOpenMetrics,
+		},
+		{
+			name:   "Prometheus 2's default Accept gets OpenMetrics 1.0.0 with underscores",
+			accept: "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+			want:   "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores",
+			enc:    EncodingOpenMetrics,
+		},
+		{
+			name:   "a protobuf Accept gets delimited protobuf",
+			accept: "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.1",
+			want:   "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores",
+			enc:    EncodingProtobuf,
+		},
+		{
+			name:   "a protobuf Accept with escaping keeps the escaping",
+			accept: "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;escaping=allow-utf-8",
+			want:   "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8",
+			enc:    EncodingProtobuf,
+		},
+		{
+			name:   "OpenMetrics 0.0.1 is served as 0.0.1",
+			accept: "application/openmetrics-text;version=0.0.1",
+			want:   "application/openmetrics-text; version=0.0.1; charset=utf-8; escaping=underscores",
+			enc:    EncodingOpenMetrics,
+		},
+		{
+			name:   "text 1.0.0 gets text 0.0.4 with the requested escaping",
+			accept: "text/plain;version=1.0.0;escaping=allow-utf-8",
+			want:   "text/plain; version=0.0.4; charset=utf-8; escaping=allow-utf-8",
+			enc:    EncodingText,
+		},
+		{
+			name:   "text with dots escaping is honoured",
+			accept: "text/plain;version=0.0.4;escaping=dots",
+			want:   "text/plain; version=0.0.4; charset=utf-8; escaping=dots",
+			enc:    EncodingText,
+		},
+		{
+			name:   "text with values escaping is honoured",
+			accept: "text/plain;version=0.0.4;escaping=values",
+			want:   "text/plain; version=0.0.4; charset=utf-8; escaping=values",
+			enc:    EncodingText,
+		},
+		{
+			name:   "an unknown escaping is ignored",
+			accept: "text/plain;version=0.0.4;escaping=bogus",
+			want:   "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
+			enc:    EncodingText,
+		},
+		{
+			name:   "protobuf text encoding is not served and falls back to text",
+			accept: "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text",
+			want:   "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
+			enc:    EncodingText,
+		},
+		{
+			name:   "a browser's Accept gets text",
+			accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+			want:   "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
+			enc:    EncodingText,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			if tt.accept != "" {
+				h.Set("Accept", tt.accept)
+			}
+			f := Negotiate(h)
+			if f.ContentType() != tt.want {
+				t.Errorf("ContentType() = %q, want %q", f.ContentType(), tt.want)
+			}
+			if f.Encoding() != tt.enc {
+				t.Errorf("Encoding() = %v, want %v", f.Encoding(), tt.enc)
+			}
+		})
+	}
+}
+
+func TestNewFormatDoesNotEscape(t *testing.T) {
+	tests := []struct {
+		enc  Encoding
+		want string
+	}{
+		{EncodingText, "text/plain; version=0.0.4; charset=utf-8; escaping=allow-utf-8"},
+		{EncodingOpenMetrics, "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8"},
+		{EncodingProtobuf, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.enc.String()+" is served with allow-utf-8", func(t *testing.T) {
+			f := NewFormat(tt.enc)
+			if f.ContentType() != tt.want || f.Encoding() != tt.enc {
+				t.Errorf("NewFormat(%v) = %q (%v), want %q", tt.enc, f.ContentType(), f.Encoding(), tt.want)
+			}
+		})
+	}
+}
+
+func TestPlain(t *testing.T) {
+	legacy := gaugeFamily("m", 1, "l", "v")
+	utf8Metric := gaugeFamily("my.metric", 1, "l", "v")
+	utf8Label := gaugeFamily("m", 1, "lab.el", "v")
+	colonLabel := gaugeFamily("m", 1, "a:b", "v")
+	accept := func(a string) Format { return Negotiate(http.Header{"Accept": {a}}) }
+	underscores := accept("text/plain;version=0.0.4")
+	allowUTF8 := accept("text/plain;version=0.0.4;escaping=allow-utf-8")
+	tests := []struct {
+		name string
+		f    Format
+		mf   *dto.MetricFamily
+		want bool
+	}{
+		{"legacy names are plain under underscores", underscores, legacy, true},
+		{"legacy names are plain under allow-utf-8", allowUTF8, legacy, true},
+		{"a UTF-8 metric name is not plain under underscores", underscores, utf8Metric, false},
+		{"a UTF-8 label name is not plain under underscores", underscores, utf8Label, false},
+		{"a UTF-8 metric name is plain under allow-utf-8", allowUTF8, utf8Metric, true},
+		{"a UTF-8 label name is plain under allow-utf-8", allowUTF8, utf8Label, true},
+		{"a colon in a label name is plain because expfmt leaves it alone", underscores, colonLabel, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.f.Plain(tt.mf); got != tt.want {
+				t.Errorf("Plain = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

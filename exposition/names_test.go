@@ -1,0 +1,82 @@
+package exposition
+
+import "testing"
+
+func TestValidMetricName(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		utf8Names bool
+		want      bool
+	}{
+		{"a legacy name is valid", "http_requests_total", false, true},
+		{"a name with colons is valid", "job:rate:5m", false, true},
+		{"a leading digit is invalid", "1abc", false, false},
+		{"a dot is invalid in legacy mode", "a.b", false, false},
+		{"a dot is valid in UTF-8 mode", "a.b", true, true},
+		{"an empty name is invalid in legacy mode", "", false, false},
+		{"an empty name is invalid in UTF-8 mode", "", true, false},
+		{"broken UTF-8 is invalid in UTF-8 mode", "a\xffb", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValidMetricName(tt.in, tt.utf8Names); got != tt.want {
+				t.Errorf("ValidMetricName(%q, %v) = %v, want %v", tt.in, tt.utf8Names, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidLabelName(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		utf8Names bool
+		want      bool
+	}{
+		{"a legacy name is valid", "instance", false, true},
+		{"a leading underscore is valid", "_x", false, true},
+		{"a colon is invalid in legacy mode", "a:b", false, false},
+		{"a dash is invalid in legacy mode", "a-b", false, false},
+		{"a dash is valid in UTF-8 mode", "a-b", true, true},
+		{"a leading digit is invalid in legacy mode", "0x", false, false},
+		{"an empty name is invalid in UTF-8 mode", "", true, false},
+		{"broken UTF-8 is invalid in UTF-8 mode", "\xff", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValidLabelName(tt.in, tt.utf8Names); got != tt.want {
+				t.Errorf("ValidLabelName(%q, %v) = %v, want %v", tt.in, tt.utf8Names, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnescapeLabelName(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"a name without the prefix is unchanged", "foo_bar", "foo_bar"},
+		{"an escaped dot is decoded", "U__foo_2e_bar", "foo.bar"},
+		{"a double underscore is one underscore", "U__foo__bar", "foo_bar"},
+		{"a multi-byte code point is decoded", "U__caf_e9_", "café"},
+		{"an emoji is decoded", "U___1f600_", "😀"},
+		{"upper-case hex is decoded", "U__a_2E_b", "a.b"},
+		{"a plain name with the prefix is decoded", "U__abc", "abc"},
+		{"an unterminated code is left as is", "U__foo_2e", "U__foo_2e"},
+		{"a non-hex code is left as is", "U__foo_zz_", "U__foo_zz_"},
+		{"a trailing single underscore is left as is", "U__foo_", "U__foo_"},
+		{"a too long code is left as is", "U__a_1234567_", "U__a_1234567_"},
+		{"a surrogate code point is left as is", "U__a_d800_", "U__a_d800_"},
+		{"a lower-case prefix is not a prefix", "u__foo_2e_bar", "u__foo_2e_bar"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := UnescapeLabelName(tt.in); got != tt.want {
+				t.Errorf("UnescapeLabelName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
