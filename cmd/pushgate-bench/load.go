@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pushgate/pushgate/bench/payload"
+)
+
+// newHTTPClient returns a keep-alive client sized for clients concurrent
+// workers against one host: every worker keeps its own idle connection, so
+// no request pays for a new TCP handshake once the run is warm. Compression
+// is left to the caller so that scrapes measure the wire bytes, and every
+// dial is re-checked for a loopback address.
+func newHTTPClient(clients int, timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: dialControl}
+	tr := &http.Transport{
+		DialContext:         dialer.DialContext,
+		MaxIdleConns:        clients + 4,
+		MaxIdleConnsPerHost: clients + 4,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+		WriteBufferSize:     64 << 10,
+		ReadBufferSize:      64 << 10,
+	}
+	return &http.Client{Transport: tr, Timeout: timeout}
+}
+
+// bodies is a fixed pool of pre-rendered pushes. Rendering a 6.9 KB push
+// costs about 11 µs; doing it per request would put the load generator's
+// own CPU use into a measurement made on 2 shared cores, so the pool is
+// rendered once and requests pick from it, which still varies the values
+// from one push to the next.
+type bodies struct {
+	data        [][]byte
+	contentType string
+	format      string
+}
+
+// newBodies renders n pushes in format text or protobuf.
+func newBodies(format string, n int) (bodies, error) {
+	b := bodies{data: make([][]byte, 0, n), format: format}
+	switch format {
+	case "text":
+		b.contentType = payload.TextContentType
+	case "protobuf":
+		b.contentType = payload.ProtobufContentType
+	default:
+		return b, fmt.Errorf("unknown push format %q (want text or protobuf)", format)
+	}
+	for i := range n {
+		if format == "text" {
+			b.data = append(b.data, payload.Text(i, i+1))
+			continue
+		}
+		p, err := payload.Protobuf(i, i+1)
+		if err != nil {
+			return b, fmt.Errorf("render protobuf push %d: %w", i, err)
+		}
+		b.data = append(b.data, p)
+	}
+	return b, nil
+}
+
+// groupPath returns the push path of bench group index idx.
+func groupPath(base *url.URL, idx int) string {
+	return base.Path + "/metrics/job/" + payload.Job + "/instance/i" + strconv.Itoa(idx)
+}
+
+// tally is one worker's outcome; workers never share one, so recording
+// needs no locks.
+type tally struct {
+	lat      *latencies
+	status   map[int]int64
+	ok       int64
+	errors   int64
+	lastErr  error
+	requests int64
+}
+
+func newTally(capacity int) *tally {
+	return &tally{lat: newLatencies(capacity), status: make(map[int]int64)}
+}
+
+// sum merges worker tallies into a result's counters and latencies.
+func sum(r *result, ts []*tally, elapsed time.Duration) error {
+	status := make(map[int]int64)
+	lats := make([]*latencies, 0, len(ts))
+	var lastErr error
+	for _, t := range ts {
+		r.Requests += t.requests
+		r.Errors += t.errors
+		for k, v := range t.status {
+			status[k] += v
+		}
+		lats = append(lats, t.lat)
+		if t.lastErr != nil {
+			lastErr = t.lastErr
+		}
+	}
+	r.fillLatency(merge(lats...), status, elapsed)
+	return lastErr
+}
+
+// pusher sends pushes of one method to bench groups.
+type pusher struct {
+	client *http.Client
+	base   *url.URL
+	method string
+	bodies bodies
+}
+
+// push sends one push of body to group idx and records its outcome in t.
+// A request cut short by the run's own deadline or cancellation is not
+// counted at all, so the end of a timed run does not show up as errors.
+func (p pusher) push(ctx context.Context, t *tally, idx int, body []byte) {
+	u := *p.base
+	u.Path = groupPath(p.base, idx)
+	req, err := http.NewRequestWithContext(ctx, p.method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		t.requests++
+		t.errors++
+		t.lastErr = fmt.Errorf("build request: %w", err)
+		return
+	}
+	req.Header.Set("Content-Type", p.bodies.contentType)
+	start := time.Now()
+	resp, err := p.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		t.requests++
+		t.errors++
+		t.lastErr = fmt.Errorf("%s %s: %w", p.method, u.Path, err)
+		return
+	}
+	_, cerr := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	elapsed := time.Since(start)
+	if cerr != nil && ctx.Err() != nil {
+		return
+	}
+	t.requests++
+	t.lat.record(elapsed)
+	t.status[resp.StatusCode]++
+	if resp.StatusCode/100 != 2 || cerr != nil {
+		t.errors++
+		t.lastErr = fmt.Errorf("%s %s: status %d", p.method, u.Path, resp.StatusCode)
+		return
+	}
+	t.ok++
+}
+
+// runPushes makes clients workers push to random groups in [0, groups)
+// until maxRequests requests were issued or the deadline of ctx passed.
+func runPushes(ctx context.Context, p pusher, groups, clients int, maxRequests int64) ([]*tally, time.Duration) {
+	var issued atomic.Int64
+	ts := make([]*tally, clients)
+	perWorker := int(maxRequests/int64(clients)) + 1
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range clients {
+		ts[w] = newTally(min(perWorker, int(maxRequests)))
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w)+1, uint64(start.UnixNano())))
+			for ctx.Err() == nil && issued.Add(1) <= maxRequests {
+				idx := rng.IntN(groups)
+				p.push(ctx, ts[w], idx, p.bodies.data[rng.IntN(len(p.bodies.data))])
+			}
+		})
+	}
+	wg.Wait()
+	return ts, time.Since(start)
+}
+
+// runFill makes clients workers PUT groups start … start+groups-1, each
+// once, until all were sent or the deadline of ctx passed.
+func runFill(ctx context.Context, p pusher, start, groups, clients int) ([]*tally, time.Duration) {
+	var next atomic.Int64
+	ts := make([]*tally, clients)
+	var wg sync.WaitGroup
+	began := time.Now()
+	for w := range clients {
+		ts[w] = newTally(groups/clients + 1)
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= groups {
+					return
+				}
+				p.push(ctx, ts[w], start+i, p.bodies.data[i%len(p.bodies.data)])
+			}
+		})
+	}
+	wg.Wait()
+	return ts, time.Since(began)
+}
+
+// acceptAliases maps the -accept shorthands to the Accept header a scraper
+// of that kind sends.
+func acceptAliases() map[string]string {
+	return map[string]string{
+		"text":        "text/plain;version=0.0.4",
+		"text1":       "text/plain;version=1.0.0",
+		"openmetrics": "application/openmetrics-text;version=1.0.0",
+		"protobuf":    "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited",
+		// Prometheus 3's default scrape_protocols, in its order and weights.
+		"prom3": "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+	}
+}
+
+// resolveAccept turns an alias into its header; anything else is taken as
+// a literal Accept header.
+func resolveAccept(a string) string {
+	if h, ok := acceptAliases()[a]; ok {
+		return h
+	}
+	return a
+}
+
+// scraper fetches the exposition page.
+type scraper struct {
+	client *http.Client
+	url    string
+	accept string
+	gzip   bool
+}
+
+// scrape GETs the page once, reading the body into buf-sized chunks, and
+// returns the wire bytes read.
+func (s scraper) scrape(ctx context.Context, buf []byte) (int64, *http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", s.accept)
+	if s.gzip {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("GET %s: %w", s.url, err)
+	}
+	defer resp.Body.Close()
+	var n int64
+	for {
+		k, err := resp.Body.Read(buf)
+		n += int64(k)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, resp, fmt.Errorf("read %s: %w", s.url, err)
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return n, resp, fmt.Errorf("GET %s: status %d", s.url, resp.StatusCode)
+	}
+	return n, resp, nil
+}
+
+// probe makes one untimed scrape that warms the connection and learns the
+// response's Content-Type, wire size and decoded size.
+func (s scraper) probe(ctx context.Context) (ct string, wire, decoded int64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", s.accept)
+	if s.gzip {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("GET %s: %w", s.url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", 0, 0, fmt.Errorf("read %s: %w", s.url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", 0, 0, fmt.Errorf("GET %s: status %d: %.200s", s.url, resp.StatusCode, raw)
+	}
+	decoded = int64(len(raw))
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return "", 0, 0, fmt.Errorf("gunzip %s: %w", s.url, err)
+		}
+		decoded, err = io.Copy(io.Discard, zr)
+		if err != nil {
+			return "", 0, 0, fmt.Errorf("gunzip %s: %w", s.url, err)
+		}
+	}
+	return resp.Header.Get("Content-Type"), int64(len(raw)), decoded, nil
+}
+
+// runScrapes makes clients workers scrape until count scrapes were issued
+// or the deadline of ctx passed, and returns their tallies and the total
+// wire bytes.
+func runScrapes(ctx context.Context, s scraper, clients, count int) ([]*tally, int64, time.Duration) {
+	var issued atomic.Int64
+	var total atomic.Int64
+	ts := make([]*tally, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range clients {
+		ts[w] = newTally(count)
+		wg.Go(func() {
+			buf := make([]byte, 256<<10)
+			t := ts[w]
+			for ctx.Err() == nil && issued.Add(1) <= int64(count) {
+				begin := time.Now()
+				n, resp, err := s.scrape(ctx, buf)
+				elapsed := time.Since(begin)
+				if err != nil && ctx.Err() != nil {
+					return
+				}
+				t.requests++
+				total.Add(n)
+				if resp != nil {
+					t.status[resp.StatusCode]++
+				}
+				if err != nil {
+					t.errors++
+					t.lastErr = err
+					continue
+				}
+				t.lat.record(elapsed)
+			}
+		})
+	}
+	wg.Wait()
+	return ts, total.Load(), time.Since(start)
+}

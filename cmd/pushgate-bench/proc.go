@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// procMemory is a process's resident set size now and at its peak.
+type procMemory struct {
+	rssKiB int64
+	hwmKiB int64
+}
+
+// readProcMemory reads VmRSS and VmHWM from /proc/PID/status.
+func readProcMemory(pid int) (procMemory, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return procMemory{}, fmt.Errorf("read memory of pid %d: %w", pid, err)
+	}
+	m, err := parseProcStatus(raw)
+	if err != nil {
+		return procMemory{}, fmt.Errorf("read memory of pid %d: %w", pid, err)
+	}
+	return m, nil
+}
+
+// parseProcStatus extracts VmRSS and VmHWM (in kB) from a status file.
+func parseProcStatus(raw []byte) (procMemory, error) {
+	var m procMemory
+	found := 0
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		key, rest, ok := bytes.Cut(sc.Bytes(), []byte(":"))
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch string(key) {
+		case "VmRSS":
+			dst = &m.rssKiB
+		case "VmHWM":
+			dst = &m.hwmKiB
+		default:
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) == 0 {
+			return m, fmt.Errorf("%s: no value", key)
+		}
+		v, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil {
+			return m, fmt.Errorf("%s: %w", key, err)
+		}
+		*dst = v
+		found++
+	}
+	if found != 2 {
+		return m, fmt.Errorf("VmRSS or VmHWM missing (a kernel thread or a zombie?)")
+	}
+	return m, nil
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// metric is one number a report row shows for a kind of result.
+type metric struct {
+	name  string
+	value func(result) float64
+}
+
+// reportMetrics lists, per result kind, the numbers a comparison shows.
+func reportMetrics(kind string) []metric {
+	perSec := metric{"per s", func(r result) float64 { return r.PerSec }}
+	p50 := metric{"p50 ms", func(r result) float64 { return r.P50Ms }}
+	p99 := metric{"p99 ms", func(r result) float64 { return r.P99Ms }}
+	switch kind {
+	case "fill":
+		return []metric{{"groups/s", func(r result) float64 { return r.PerSec }}}
+	case "push", "mixed-push":
+		perSec.name = "pushes/s"
+		return []metric{perSec, p50, p99}
+	case "scrape", "mixed-scrape":
+		return []metric{
+			{"scrape p50 ms", func(r result) float64 { return r.P50Ms }},
+			{"scrape max ms", func(r result) float64 { return r.MaxMs }},
+			{"MB per scrape", func(r result) float64 { return float64(r.Bytes) / 1e6 }},
+		}
+	case "rss":
+		return []metric{
+			{"RSS MiB", func(r result) float64 { return float64(r.RSSKiB) / 1024 }},
+			{"peak RSS MiB", func(r result) float64 { return float64(r.HWMKiB) / 1024 }},
+		}
+	}
+	return nil
+}
+
+// cmdReport reads JSON-lines result files and prints one comparison table:
+// a row per workload and metric, a column per gateway, and the ratios of
+// pushgate's value to the null server's and to the reference's.
+func cmdReport(_ context.Context, args []string, w io.Writer, _ *slog.Logger) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	in := fs.String("in", "", "JSON-lines results file")
+	subject := fs.String("subject", "pushgate", "label of the gateway the ratios are about")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *in == "" {
+		return fmt.Errorf("-in is required: %w", errUsage)
+	}
+	rs, err := readResults(*in)
+	if err != nil {
+		return err
+	}
+	return writeReport(w, rs, *subject)
+}
+
+func readResults(path string) ([]result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open results: %w", err)
+	}
+	defer f.Close()
+	var rs []result
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var r result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("results %s line %d: %w", path, line, err)
+		}
+		rs = append(rs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read results %s: %w", path, err)
+	}
+	return rs, nil
+}
+
+// writeReport prints the comparison table and then every note.
+func writeReport(w io.Writer, rs []result, subject string) error {
+	type key struct{ workload, kind string }
+	var keys []key
+	var targets []string
+	cells := map[key]map[string]result{}
+	var notes []result
+	for _, r := range rs {
+		if r.Kind == "note" {
+			notes = append(notes, r)
+			continue
+		}
+		k := key{r.Workload, r.Kind}
+		if cells[k] == nil {
+			cells[k] = map[string]result{}
+			keys = append(keys, k)
+		}
+		cells[k][r.Target] = r
+		if !slices.Contains(targets, r.Target) {
+			targets = append(targets, r.Target)
+		}
+	}
+	order := []string{subject, "null", "reference"}
+	slices.SortStableFunc(targets, func(a, b string) int {
+		ia, ib := slices.Index(order, a), slices.Index(order, b)
+		if ia < 0 {
+			ia = len(order)
+		}
+		if ib < 0 {
+			ib = len(order)
+		}
+		return ia - ib
+	})
+	var ratios []string
+	for _, t := range targets {
+		if t != subject && slices.Contains(targets, subject) {
+			ratios = append(ratios, t)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"workload", "metric"}
+	head = append(head, targets...)
+	for _, t := range ratios {
+		head = append(head, subject+"/"+t)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, k := range keys {
+		for _, m := range reportMetrics(k.kind) {
+			row := []string{k.workload, m.name}
+			for _, t := range targets {
+				r, ok := cells[k][t]
+				row = append(row, cell(r, ok, m))
+			}
+			for _, t := range ratios {
+				a, aok := cells[k][subject]
+				b, bok := cells[k][t]
+				row = append(row, ratio(a, aok, b, bok, m))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("print report: %w", err)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, "note [%s %s]: %s\n", n.Target, n.Workload, n.Note)
+	}
+	return nil
+}
+
+func cell(r result, ok bool, m metric) string {
+	if !ok {
+		return "-"
+	}
+	s := formatNumber(m.value(r))
+	if r.Finished != nil && !*r.Finished {
+		s += fmt.Sprintf(" (DNF: %d groups in %.0f s)", r.Reached, r.Seconds)
+	}
+	if r.Errors > 0 {
+		s += fmt.Sprintf(" (%d err)", r.Errors)
+	}
+	return s
+}
+
+func ratio(a result, aok bool, b result, bok bool, m metric) string {
+	if !aok || !bok || m.value(b) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", m.value(a)/m.value(b))
+}
+
+func formatNumber(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
