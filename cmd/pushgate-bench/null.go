@@ -105,9 +105,10 @@ func staticBody(file string, n int) ([]byte, error) {
 		}
 		return b, nil
 	}
-	one := len(payload.Exposition(1))
-	groups := n/one + 1
-	b := payload.Exposition(groups)
+	// Size one extra group from the difference, since the HELP and TYPE
+	// lines are shared.
+	perGroup := len(payload.Exposition(2)) - len(payload.Exposition(1))
+	b := payload.Exposition(n/perGroup + 1)
 	if len(b) > n {
 		b = b[:n]
 		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
