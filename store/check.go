@@ -1,0 +1,198 @@
+package store
+
+import (
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// Names of the synthetic families the gateway keeps for every group. Pushed
+// families with these names are rejected: the gateway owns them.
+const (
+	PushTimeName        = "push_time_seconds"
+	PushFailureTimeName = "push_failure_time_seconds"
+)
+
+// preparedFamily is a pushed family after sanitizing and the checks that need
+// nothing but the push itself.
+type preparedFamily struct {
+	mf     *dto.MetricFamily
+	series []uint64
+}
+
+// prepare sanitizes families for the group key (grouping labels overwrite
+// body labels, a missing instance label becomes instance="", labels are
+// sorted) and checks everything that needs no store state: reserved names,
+// timestamps, value/type agreement, label names and values, reserved labels
+// of summaries and histograms, and duplicate series inside the push. It
+// modifies the families in place.
+func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, seed maphash.Seed) ([]preparedFamily, error) {
+	grouping := make([]*dto.LabelPair, 0, len(key.labels)+1)
+	for _, l := range key.labels {
+		grouping = append(grouping, &dto.LabelPair{Name: proto.String(l.Name), Value: proto.String(l.Value)})
+	}
+	_, hasInstance := key.Get("instance")
+
+	var h maphash.Hash
+	h.SetSeed(seed)
+	out := make([]preparedFamily, 0, len(families))
+	for _, mf := range families {
+		name := mf.GetName()
+		if name == PushTimeName || name == PushFailureTimeName {
+			return nil, fmt.Errorf("metric name %q is reserved for the gateway's own push timestamps", name)
+		}
+		if !exposition.ValidMetricName(name, utf8Names) {
+			return nil, fmt.Errorf("invalid metric name %q", name)
+		}
+		seen := make(map[uint64]struct{}, len(mf.Metric))
+		hashes := make([]uint64, 0, len(mf.Metric))
+		for _, m := range mf.Metric {
+			if m.TimestampMs != nil {
+				return nil, fmt.Errorf("pushed metrics must not have timestamps: metric %q has one", name)
+			}
+			if err := checkValueType(mf.GetType(), m); err != nil {
+				return nil, fmt.Errorf("metric %q: %w", name, err)
+			}
+			labels, err := sanitizeLabels(m.Label, grouping, hasInstance, key, utf8Names)
+			if err != nil {
+				return nil, fmt.Errorf("metric %q: %w", name, err)
+			}
+			m.Label = labels
+			if err := checkReservedLabels(mf.GetType(), labels); err != nil {
+				return nil, fmt.Errorf("metric %q: %w", name, err)
+			}
+			sh := seriesHash(&h, name, labels)
+			if _, dup := seen[sh]; dup {
+				return nil, fmt.Errorf("duplicate series %s in the push", seriesString(name, labels))
+			}
+			seen[sh] = struct{}{}
+			hashes = append(hashes, sh)
+		}
+		out = append(out, preparedFamily{mf: mf, series: hashes})
+	}
+	return out, nil
+}
+
+// sanitizeLabels returns the metric's labels with the grouping labels forced
+// to the key's values, instance="" added when absent, and sorted by name.
+func sanitizeLabels(in []*dto.LabelPair, grouping []*dto.LabelPair, hasInstance bool, key GroupKey, utf8Names bool) ([]*dto.LabelPair, error) {
+	out := make([]*dto.LabelPair, 0, len(in)+len(grouping)+1)
+	bodyInstance := false
+	for _, lp := range in {
+		n := lp.GetName()
+		if _, grouped := key.Get(n); grouped {
+			continue
+		}
+		if strings.HasPrefix(n, "__") || !exposition.ValidLabelName(n, utf8Names) {
+			return nil, fmt.Errorf("invalid label name %q", n)
+		}
+		if !utf8.ValidString(lp.GetValue()) {
+			return nil, fmt.Errorf("label %q has a value that is not valid UTF-8", n)
+		}
+		if n == "instance" {
+			bodyInstance = true
+		}
+		out = append(out, lp)
+	}
+	out = append(out, grouping...)
+	if !hasInstance && !bodyInstance {
+		out = append(out, &dto.LabelPair{Name: proto.String("instance"), Value: proto.String("")})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	for i := 1; i < len(out); i++ {
+		if out[i].GetName() == out[i-1].GetName() {
+			return nil, fmt.Errorf("duplicate label name %q", out[i].GetName())
+		}
+	}
+	return out, nil
+}
+
+// checkValueType verifies that a metric carries exactly the value its
+// family's type calls for. The text parser guarantees this; protobuf bodies
+// can get it wrong.
+func checkValueType(typ dto.MetricType, m *dto.Metric) error {
+	var want string
+	var ok bool
+	set := 0
+	for _, present := range []bool{m.Counter != nil, m.Gauge != nil, m.Untyped != nil, m.Summary != nil, m.Histogram != nil} {
+		if present {
+			set++
+		}
+	}
+	switch typ {
+	case dto.MetricType_COUNTER:
+		want, ok = "counter", m.Counter != nil
+	case dto.MetricType_GAUGE:
+		want, ok = "gauge", m.Gauge != nil
+	case dto.MetricType_UNTYPED:
+		want, ok = "untyped", m.Untyped != nil
+	case dto.MetricType_SUMMARY:
+		want, ok = "summary", m.Summary != nil
+	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+		want, ok = "histogram", m.Histogram != nil
+	default:
+		return fmt.Errorf("unknown metric type %d", int32(typ))
+	}
+	if !ok || set != 1 {
+		return fmt.Errorf("a metric of type %s must carry exactly one %s value", strings.ToLower(typ.String()), want)
+	}
+	return nil
+}
+
+// checkReservedLabels rejects labels that would clash with the series a
+// summary or histogram expands into.
+func checkReservedLabels(typ dto.MetricType, labels []*dto.LabelPair) error {
+	var reserved string
+	switch typ {
+	case dto.MetricType_SUMMARY:
+		reserved = "quantile"
+	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+		reserved = "le"
+	default:
+		return nil
+	}
+	for _, lp := range labels {
+		if lp.GetName() == reserved {
+			return fmt.Errorf("a %s must not have an explicit %q label", strings.ToLower(typ.String()), reserved)
+		}
+	}
+	return nil
+}
+
+// seriesHash hashes a metric name and its sorted labels.
+func seriesHash(h *maphash.Hash, name string, labels []*dto.LabelPair) uint64 {
+	h.Reset()
+	h.WriteString(name)
+	for _, lp := range labels {
+		h.WriteByte(0xff)
+		h.WriteString(lp.GetName())
+		h.WriteByte(0xff)
+		h.WriteString(lp.GetValue())
+	}
+	return h.Sum64()
+}
+
+// seriesString renders a series for error messages: name{a="b",c="d"}.
+func seriesString(name string, labels []*dto.LabelPair) string {
+	var b strings.Builder
+	b.WriteString(name)
+	b.WriteByte('{')
+	for i, lp := range labels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(lp.GetName())
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(lp.GetValue()))
+	}
+	b.WriteByte('}')
+	return b.String()
+}

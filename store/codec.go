@@ -1,0 +1,250 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// groupCodecVersion is the first byte of an encoded group.
+const groupCodecVersion = 1
+
+// encodeGroup serializes a group for the journal: version, push and failure
+// times, grouping labels, then each pushed family's header and its protobuf
+// metric bytes. The synthetic time families are rebuilt from the times.
+func encodeGroup(g *Group) []byte {
+	size := 32
+	for _, f := range g.families {
+		size += len(f.metrics) + len(f.name) + len(f.help) + 32
+	}
+	b := make([]byte, 0, size)
+	b = append(b, groupCodecVersion)
+	b = binary.AppendVarint(b, timeNanos(g.pushTime))
+	b = binary.AppendVarint(b, timeNanos(g.failTime))
+	b = binary.AppendUvarint(b, uint64(len(g.key.labels)))
+	for _, l := range g.key.labels {
+		b = appendString(b, l.Name)
+		b = appendString(b, l.Value)
+	}
+	n := 0
+	for name := range g.families {
+		if name != PushTimeName && name != PushFailureTimeName {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, f := range g.Families() {
+		if f.name == PushTimeName || f.name == PushFailureTimeName {
+			continue
+		}
+		b = appendString(b, f.name)
+		b = appendString(b, f.help)
+		b = binary.AppendUvarint(b, uint64(f.typ))
+		b = appendString(b, f.unit)
+		b = binary.AppendVarint(b, timeNanos(f.lastPush))
+		b = binary.AppendUvarint(b, uint64(len(f.metrics)))
+		b = append(b, f.metrics...)
+	}
+	return b
+}
+
+// storedGroup is a decoded journal record: the key, times and families.
+type storedGroup struct {
+	key      GroupKey
+	pushTime time.Time
+	failTime time.Time
+	families []storedFamily
+}
+
+type storedFamily struct {
+	mf       *dto.MetricFamily
+	lastPush time.Time
+}
+
+// decodeGroup parses a record written by encodeGroup.
+func decodeGroup(b []byte) (storedGroup, error) {
+	var sg storedGroup
+	r := reader{b: b}
+	if v := r.byte(); v != groupCodecVersion {
+		return sg, fmt.Errorf("unknown group encoding version %d", v)
+	}
+	sg.pushTime = nanosTime(r.varint())
+	sg.failTime = nanosTime(r.varint())
+	nl := r.uvarint()
+	labels := make(map[string]string, nl)
+	for i := uint64(0); i < nl && r.err == nil; i++ {
+		n := r.string()
+		labels[n] = r.string()
+	}
+	sg.key = NewGroupKey(labels)
+	nf := r.uvarint()
+	for i := uint64(0); i < nf && r.err == nil; i++ {
+		mf := &dto.MetricFamily{Name: proto.String(r.string())}
+		if h := r.string(); h != "" {
+			mf.Help = proto.String(h)
+		}
+		mf.Type = dto.MetricType(r.uvarint()).Enum()
+		if u := r.string(); u != "" {
+			mf.Unit = proto.String(u)
+		}
+		last := nanosTime(r.varint())
+		metrics := r.bytes(int(r.uvarint()))
+		if r.err != nil {
+			break
+		}
+		if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(metrics, mf); err != nil {
+			return sg, fmt.Errorf("decode family %q: %w", mf.GetName(), err)
+		}
+		sg.families = append(sg.families, storedFamily{mf: mf, lastPush: last})
+	}
+	if r.err != nil {
+		return sg, r.err
+	}
+	return sg, nil
+}
+
+// Restore loads one journal record (a key and a group encoded by the store)
+// into the store. It is the callback for journal.Open and runs before the
+// store serves requests. A record that conflicts with groups already loaded
+// is skipped with a warning rather than making the store inconsistent.
+func (s *Store) Restore(key string, value []byte) error {
+	sg, err := decodeGroup(value)
+	if err != nil {
+		return fmt.Errorf("restore group %q: %w", key, err)
+	}
+	if err := s.restoreGroup(sg); err != nil {
+		s.logger.Warn("stored group skipped", "group", sg.key.String(), "err", err)
+	}
+	return nil
+}
+
+// restoreGroup installs a group read from storage (the journal or an
+// imported reference file) after running the same checks as a push.
+func (s *Store) restoreGroup(sg storedGroup) error {
+	enc := exposition.Encoding(s.renderEnc.Load())
+	mfs := make([]*dto.MetricFamily, len(sg.families))
+	for i, sf := range sg.families {
+		mfs[i] = sf.mf
+	}
+	prepared, err := prepare(sg.key, mfs, s.opts.UTF8Names, s.seed)
+	if err != nil {
+		return err
+	}
+	g := &Group{key: sg.key, pushTime: sg.pushTime, failTime: sg.failTime, families: make(map[string]*Family, len(prepared)+2)}
+	for i, pf := range prepared {
+		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, enc)
+		if err != nil {
+			return err
+		}
+		g.families[f.name] = f
+	}
+	pushFam, pushPrep := timeFamily(PushTimeName, sg.key, sg.pushTime, s.seed, enc)
+	failFam, failPrep := timeFamily(PushFailureTimeName, sg.key, sg.failTime, s.seed, enc)
+	g.families[PushTimeName] = pushFam
+	g.families[PushFailureTimeName] = failFam
+	prepared = append(prepared, pushPrep, failPrep)
+	gid := sg.key.ID()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.groups[gid]
+	var oldFams map[string]*Family
+	if old != nil {
+		oldFams = old.families
+	}
+	if err := s.index.check(gid, oldFams, g.families, prepared, s.ownerName); err != nil {
+		return err
+	}
+	s.install(gid, old, g)
+	return nil
+}
+
+// RestoreDelete removes a group while the journal is replayed. The journal
+// replays only live keys, so this exists for completeness of imports.
+func (s *Store) RestoreDelete(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.groups[key]; old != nil {
+		s.install(key, old, nil)
+	}
+}
+
+func timeNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func nanosTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// reader decodes the group encoding; the first error sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("group record is truncated")
+
+func (r *reader) byte() byte {
+	if r.err != nil || len(r.b) < 1 {
+		r.err = errShort
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errShort
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errShort
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes(n int) []byte {
+	if r.err != nil || n < 0 || len(r.b) < n {
+		r.err = errShort
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) string() string { return string(r.bytes(int(r.uvarint()))) }

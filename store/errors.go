@@ -1,0 +1,29 @@
+package store
+
+import "fmt"
+
+// RejectError reports a push that parsed but failed the store's checks: a
+// sample timestamp, an invalid series, or a conflict with other groups. The
+// store is unchanged except for the group's push_failure_time_seconds.
+type RejectError struct {
+	Key    GroupKey
+	Reason string
+}
+
+// Error returns the one-line reason, worded like the reference Pushgateway's.
+func (e *RejectError) Error() string {
+	return "pushed metrics are invalid or inconsistent with existing metrics: " + e.Reason
+}
+
+// PersistenceError reports a change that could not be made durable. The
+// change was rolled back in memory; the store keeps refusing changes until the
+// journal works again (a restart).
+type PersistenceError struct {
+	Err error
+}
+
+// Error describes the storage failure.
+func (e *PersistenceError) Error() string { return fmt.Sprintf("persistence failed: %v", e.Err) }
+
+// Unwrap returns the journal's error.
+func (e *PersistenceError) Unwrap() error { return e.Err }

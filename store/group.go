@@ -1,0 +1,109 @@
+package store
+
+import (
+	"hash/maphash"
+	"sort"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// HELP texts of the synthetic families, as the reference Pushgateway words them.
+const (
+	pushTimeHelp        = "Last Unix time when changing this group in the Pushgateway succeeded."
+	pushFailureTimeHelp = "Last Unix time when changing this group in the Pushgateway failed."
+)
+
+// Group is the stored state of one grouping key. A Group is immutable: every
+// change installs a new Group that shares the unchanged families.
+type Group struct {
+	key      GroupKey
+	families map[string]*Family
+	pushTime time.Time
+	failTime time.Time
+}
+
+// Key returns the group's grouping key.
+func (g *Group) Key() GroupKey { return g.key }
+
+// PushTime returns the time of the last successful push, or the zero time.
+func (g *Group) PushTime() time.Time { return g.pushTime }
+
+// FailureTime returns the time of the last failed push, or the zero time.
+func (g *Group) FailureTime() time.Time { return g.failTime }
+
+// LastPushSuccessful reports whether the last push succeeded, by the
+// reference's rule: failed means the failure time is after the success time.
+func (g *Group) LastPushSuccessful() bool { return !g.failTime.After(g.pushTime) }
+
+// Families returns the group's families, including push_time_seconds and
+// push_failure_time_seconds, sorted by name.
+func (g *Group) Families() []*Family {
+	out := make([]*Family, 0, len(g.families))
+	for _, f := range g.families {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// SeriesCount returns the number of series in the group, synthetic ones included.
+func (g *Group) SeriesCount() int {
+	n := 0
+	for _, f := range g.families {
+		n += len(f.series)
+	}
+	return n
+}
+
+// withTimes returns a copy of g sharing its families map contents.
+func (g *Group) clone() *Group {
+	ng := &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, families: make(map[string]*Family, len(g.families))}
+	for n, f := range g.families {
+		ng.families[n] = f
+	}
+	return ng
+}
+
+// unixSeconds converts t to the float the timestamp families carry; the zero
+// time is 0, meaning "never".
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
+}
+
+// timeFamily builds push_time_seconds or push_failure_time_seconds for key.
+func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc exposition.Encoding) (*Family, preparedFamily) {
+	help := pushTimeHelp
+	if name == PushFailureTimeName {
+		help = pushFailureTimeHelp
+	}
+	labels := make([]*dto.LabelPair, 0, len(key.labels)+1)
+	for _, l := range key.labels {
+		labels = append(labels, &dto.LabelPair{Name: proto.String(l.Name), Value: proto.String(l.Value)})
+	}
+	if _, ok := key.Get("instance"); !ok {
+		labels = append(labels, &dto.LabelPair{Name: proto.String("instance"), Value: proto.String("")})
+		sort.Slice(labels, func(i, j int) bool { return labels[i].GetName() < labels[j].GetName() })
+	}
+	mf := &dto.MetricFamily{
+		Name:   proto.String(name),
+		Help:   proto.String(help),
+		Type:   dto.MetricType_GAUGE.Enum(),
+		Metric: []*dto.Metric{{Label: labels, Gauge: &dto.Gauge{Value: proto.Float64(unixSeconds(t))}}},
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	series := []uint64{seriesHash(&h, name, labels)}
+	f, err := newFamily(mf, series, t, enc)
+	if err != nil {
+		// A gauge with valid labels always encodes; a failure here is a bug.
+		panic("store: encode " + name + ": " + err.Error())
+	}
+	return f, preparedFamily{mf: mf, series: series}
+}

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Label is one name/value pair of a grouping key or a series.
+type Label struct {
+	Name, Value string
+}
+
+// GroupKey identifies a metric group: the job label plus any further grouping
+// labels from the push URL. Two keys are equal when their label sets are equal;
+// {job="a"} and {job="a",instance=""} are different keys, as in the reference.
+type GroupKey struct {
+	id     string
+	labels []Label
+}
+
+// keySeparator separates names and values in a key's canonical ID. 0xFF never
+// occurs in valid UTF-8, so the encoding is unambiguous (and matches the
+// reference Pushgateway's persistence map keys).
+const keySeparator = "\xff"
+
+// NewGroupKey returns the key for the given grouping labels. The map is not
+// retained.
+func NewGroupKey(labels map[string]string) GroupKey {
+	ls := make([]Label, 0, len(labels))
+	for n, v := range labels {
+		ls = append(ls, Label{Name: n, Value: v})
+	}
+	sort.Slice(ls, func(i, j int) bool { return ls[i].Name < ls[j].Name })
+	var b strings.Builder
+	for i, l := range ls {
+		if i > 0 {
+			b.WriteString(keySeparator)
+		}
+		b.WriteString(l.Name)
+		b.WriteString(keySeparator)
+		b.WriteString(l.Value)
+	}
+	return GroupKey{id: b.String(), labels: ls}
+}
+
+// ID returns the canonical encoding of the key: label names sorted, then
+// name, 0xFF, value, 0xFF, … with no trailing separator.
+func (k GroupKey) ID() string { return k.id }
+
+// Labels returns the grouping labels sorted by name. The slice must not be
+// modified.
+func (k GroupKey) Labels() []Label { return k.labels }
+
+// Get returns the value of the named grouping label and whether it is present.
+func (k GroupKey) Get(name string) (string, bool) {
+	for _, l := range k.labels {
+		if l.Name == name {
+			return l.Value, true
+		}
+	}
+	return "", false
+}
+
+// Job returns the job label.
+func (k GroupKey) Job() string {
+	v, _ := k.Get("job")
+	return v
+}
+
+// Map returns the grouping labels as a new map.
+func (k GroupKey) Map() map[string]string {
+	m := make(map[string]string, len(k.labels))
+	for _, l := range k.labels {
+		m[l.Name] = l.Value
+	}
+	return m
+}
+
+// String renders the key like a label set, {instance="x",job="a"}, for logs
+// and error messages.
+func (k GroupKey) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, l := range k.labels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l.Name)
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(l.Value))
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// nameEntry is the consistency index's record for one metric name: the type
+// every group must use, how many groups hold a family of that name, and which
+// group owns each series. It lets a push be checked against the whole store
+// in time proportional to the push.
+type nameEntry struct {
+	typ    dto.MetricType
+	groups int
+	// series maps a series hash (name plus sorted labels) to the ID of the
+	// group holding it. Hashes are 64-bit maphash values; a collision between
+	// two different series is astronomically unlikely and would only cause a
+	// false "duplicate" rejection, never an invalid scrape.
+	series map[uint64]string
+	// builtin marks the gateway's own metric names (go_*, process_*,
+	// pushgateway_*): their type is fixed and their HELP wins.
+	builtin bool
+	help    string
+}
+
+// index maps metric names to their entries.
+type index map[string]*nameEntry
+
+// add records a group's family.
+func (ix index) add(gid string, f *Family) {
+	e := ix[f.name]
+	if e == nil {
+		e = &nameEntry{typ: f.typ, series: make(map[uint64]string, len(f.series))}
+		ix[f.name] = e
+	}
+	e.groups++
+	for _, h := range f.series {
+		e.series[h] = gid
+	}
+}
+
+// remove forgets a group's family.
+func (ix index) remove(gid string, f *Family) {
+	e := ix[f.name]
+	if e == nil {
+		return
+	}
+	e.groups--
+	for _, h := range f.series {
+		if e.series[h] == gid {
+			delete(e.series, h)
+		}
+	}
+	if e.groups <= 0 && !e.builtin {
+		delete(ix, f.name)
+	}
+}
+
+// typeOf returns the type that name has in the store once group gid holds
+// exactly the families in result, and whether the name is present at all.
+func (ix index) typeOf(name, gid string, old, result map[string]*Family) (dto.MetricType, bool) {
+	if f, ok := result[name]; ok {
+		return f.typ, true
+	}
+	e := ix[name]
+	if e == nil {
+		return 0, false
+	}
+	others := e.groups
+	if _, ok := old[name]; ok {
+		others--
+	}
+	if e.builtin || others > 0 {
+		return e.typ, true
+	}
+	return 0, false
+}
+
+// check verifies that replacing the families of group gid (old) by result
+// keeps the merged store valid, looking only at the families in changed:
+// one type per name across groups, no suffix collisions between a summary or
+// histogram and another family, no series owned by another group. owner
+// names a group for error messages.
+func (ix index) check(gid string, old, result map[string]*Family, changed []preparedFamily, owner func(gid string) string) error {
+	for _, pf := range changed {
+		name := pf.mf.GetName()
+		typ := pf.mf.GetType()
+		if e := ix[name]; e != nil {
+			others := e.groups
+			if _, ok := old[name]; ok {
+				others--
+			}
+			if (e.builtin || others > 0) && e.typ != typ {
+				return fmt.Errorf("metric %q is pushed as %s but is a %s in the store", name, typeName(typ), typeName(e.typ))
+			}
+			for i, h := range pf.series {
+				if o, ok := e.series[h]; ok && o != gid {
+					return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), owner(o))
+				}
+			}
+		}
+		if err := ix.checkSuffixes(name, typ, gid, old, result); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSuffixes rejects a family whose samples would be confused with those
+// of a summary or histogram: X_count, X_sum (and X_bucket for histograms)
+// against X, in either direction.
+func (ix index) checkSuffixes(name string, typ dto.MetricType, gid string, old, result map[string]*Family) error {
+	for _, suffix := range []string{"_count", "_sum", "_bucket"} {
+		base, ok := strings.CutSuffix(name, suffix)
+		if !ok {
+			continue
+		}
+		bt, ok := ix.typeOf(base, gid, old, result)
+		if !ok {
+			continue
+		}
+		if isHistogram(bt) || (bt == dto.MetricType_SUMMARY && suffix != "_bucket") {
+			return fmt.Errorf("metric %q collides with the samples of %s %q", name, typeName(bt), base)
+		}
+	}
+	if typ != dto.MetricType_SUMMARY && !isHistogram(typ) {
+		return nil
+	}
+	suffixes := []string{"_count", "_sum"}
+	if isHistogram(typ) {
+		suffixes = append(suffixes, "_bucket")
+	}
+	for _, suffix := range suffixes {
+		if _, ok := ix.typeOf(name+suffix, gid, old, result); ok {
+			return fmt.Errorf("%s %q collides with metric %q", typeName(typ), name, name+suffix)
+		}
+	}
+	return nil
+}
+
+func isHistogram(t dto.MetricType) bool {
+	return t == dto.MetricType_HISTOGRAM || t == dto.MetricType_GAUGE_HISTOGRAM
+}
+
+func typeName(t dto.MetricType) string { return strings.ToLower(t.String()) }

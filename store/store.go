@@ -1,0 +1,414 @@
+// Package store holds the pushed metric groups: grouping keys, groups and
+// their families, the consistency index that checks a push against the whole
+// store in time proportional to the push, and the ordered view that scrapes
+// stream from.
+package store
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/btree"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/journal"
+)
+
+// Journal is the durable log the store writes every change to. Append is
+// called under the store's lock, so it must not wait for I/O; the returned
+// ticket is waited on after the lock is released.
+type Journal interface {
+	Append(ops ...journal.Op) (*journal.Ticket, error)
+	DurableSeq() uint64
+}
+
+// Options configures a Store.
+type Options struct {
+	// UTF8Names allows UTF-8 metric and label names.
+	UTF8Names bool
+	// Builtin lists the gateway's own metric families. Pushed families of
+	// the same name must have the same type, and the built-in HELP wins.
+	Builtin []*dto.MetricFamily
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Method says how a push changes its group.
+type Method int
+
+const (
+	// Replace (PUT) replaces every family of the group.
+	Replace Method = iota
+	// Merge (POST) replaces only the families named in the push.
+	Merge
+)
+
+// Push is one push request, already decoded.
+type Push struct {
+	Key      GroupKey
+	Method   Method
+	Families []*dto.MetricFamily
+	Time     time.Time
+}
+
+// Store is the set of metric groups. It is safe for concurrent use. Changes
+// hold one mutex only for work proportional to the change; decoding,
+// rendering and waiting for the disk happen outside it.
+type Store struct {
+	opts    Options
+	seed    maphash.Seed
+	logger  *slog.Logger
+	journal Journal
+
+	// renderEnc is the text encoding last scraped; pushes pre-render it.
+	renderEnc atomic.Int32
+
+	mu      sync.Mutex
+	groups  map[string]*Group
+	index   index
+	entries *btree.BTreeG[entry]
+	pending []undo
+}
+
+// entry is one family of one group in the scrape order: by metric name, then
+// by group ID.
+type entry struct {
+	name string
+	gid  string
+	fam  *Family
+}
+
+func entryLess(a, b entry) bool {
+	if a.name != b.name {
+		return a.name < b.name
+	}
+	return a.gid < b.gid
+}
+
+// undo remembers what a not yet durable change replaced, so that a journal
+// failure can take it back.
+type undo struct {
+	seq    uint64
+	groups []undoGroup
+}
+
+type undoGroup struct {
+	gid  string
+	prev *Group
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{
+		opts:    opts,
+		seed:    maphash.MakeSeed(),
+		logger:  logger,
+		groups:  make(map[string]*Group),
+		index:   make(index),
+		entries: btree.NewG[entry](32, entryLess),
+	}
+	for _, mf := range opts.Builtin {
+		s.index[mf.GetName()] = &nameEntry{typ: mf.GetType(), builtin: true, help: mf.GetHelp(), series: map[uint64]string{}}
+	}
+	s.renderEnc.Store(int32(exposition.EncodingText))
+	return s
+}
+
+// SetJournal makes every later change durable in j before it is acknowledged.
+// Call it after restoring the journal's records and before serving requests.
+func (s *Store) SetJournal(j Journal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.journal = j
+}
+
+// Push applies a push. It returns nil once the change is stored (and durable,
+// with a journal), a *RejectError when the push failed the checks, or a
+// *PersistenceError when the journal failed.
+func (s *Store) Push(ctx context.Context, p Push) error {
+	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.seed)
+	if err != nil {
+		return s.recordFailure(ctx, p.Key, p.Time, err)
+	}
+	enc := exposition.Encoding(s.renderEnc.Load())
+	fams := make([]*Family, len(prepared))
+	for i, pf := range prepared {
+		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc); err != nil {
+			return s.recordFailure(ctx, p.Key, p.Time, err)
+		}
+	}
+	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed, enc)
+	zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed, enc)
+	gid := p.Key.ID()
+
+	s.mu.Lock()
+	old := s.groups[gid]
+	ng := &Group{key: p.Key, pushTime: p.Time, families: make(map[string]*Family, len(fams)+2)}
+	var oldFams map[string]*Family
+	if old != nil {
+		oldFams = old.families
+		ng.failTime = old.failTime
+		if p.Method == Merge {
+			for n, f := range old.families {
+				ng.families[n] = f
+			}
+		}
+		ng.families[PushFailureTimeName] = old.families[PushFailureTimeName]
+	} else {
+		ng.families[PushFailureTimeName] = zeroFail
+		prepared = append(prepared, pushPrep, zeroFailPrep)
+	}
+	for _, f := range fams {
+		ng.families[f.name] = f
+	}
+	ng.families[PushTimeName] = pushFam
+	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
+		s.mu.Unlock()
+		return s.recordFailure(ctx, p.Key, p.Time, err)
+	}
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: encodeGroup(ng)})
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, ticket)
+}
+
+// recordFailure sets the group's push_failure_time_seconds for a rejected
+// push and returns the rejection. An absent group is created with
+// push_time_seconds 0, as the reference does — unless creating it would
+// itself collide with another group's series: a rejected push never makes the
+// store inconsistent.
+func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
+	rej := &RejectError{Key: key, Reason: reason.Error()}
+	enc := exposition.Encoding(s.renderEnc.Load())
+	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed, enc)
+	gid := key.ID()
+
+	s.mu.Lock()
+	old := s.groups[gid]
+	var ng *Group
+	if old != nil {
+		ng = old.clone()
+		ng.failTime = at
+		ng.families[PushFailureTimeName] = failFam
+	} else {
+		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed, enc)
+		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
+		if err := s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.ownerName); err != nil {
+			s.mu.Unlock()
+			s.logger.Warn("failure time not recorded: the group cannot be created", "group", key.String(), "reason", err)
+			return rej
+		}
+	}
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: encodeGroup(ng)})
+	s.mu.Unlock()
+	if err == nil {
+		err = s.wait(ctx, ticket)
+	}
+	if err != nil {
+		s.logger.Error("failure time not recorded", "group", key.String(), "err", err)
+	}
+	return rej
+}
+
+// Delete removes the group with the given key. Deleting an absent group is
+// not an error.
+func (s *Store) Delete(ctx context.Context, key GroupKey) error {
+	gid := key.ID()
+	s.mu.Lock()
+	old := s.groups[gid]
+	if old == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{nil}, journal.Op{Kind: journal.OpDelete, Key: gid})
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, ticket)
+}
+
+// Wipe removes every group at once: no push is applied between the first
+// and the last removal.
+func (s *Store) Wipe(ctx context.Context) error {
+	s.mu.Lock()
+	undos := make([]undoGroup, 0, len(s.groups))
+	next := make([]*Group, 0, len(s.groups))
+	for gid, g := range s.groups {
+		undos = append(undos, undoGroup{gid: gid, prev: g})
+		next = append(next, nil)
+	}
+	ticket, err := s.commitLocked(undos, next, journal.Op{Kind: journal.OpDeleteAll})
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, ticket)
+}
+
+// commitLocked installs the new groups (nil removes) and appends ops to the
+// journal as one atomic record. If the journal refuses the append, the change is undone at once.
+// s.mu must be held.
+func (s *Store) commitLocked(undos []undoGroup, next []*Group, ops ...journal.Op) (*journal.Ticket, error) {
+	for i, u := range undos {
+		s.install(u.gid, u.prev, next[i])
+	}
+	if s.journal == nil {
+		return nil, nil
+	}
+	ticket, err := s.journal.Append(ops...)
+	if err != nil {
+		for i := len(undos) - 1; i >= 0; i-- {
+			s.install(undos[i].gid, next[i], undos[i].prev)
+		}
+		return nil, &PersistenceError{Err: err}
+	}
+	durable := s.journal.DurableSeq()
+	trim := 0
+	for trim < len(s.pending) && s.pending[trim].seq <= durable {
+		trim++
+	}
+	s.pending = append(s.pending[trim:], undo{seq: ticket.Seq(), groups: undos})
+	return ticket, nil
+}
+
+// wait blocks until ticket is durable. On a journal failure every change that
+// is not durable is rolled back, newest first.
+func (s *Store) wait(ctx context.Context, ticket *journal.Ticket) error {
+	if ticket == nil {
+		return nil
+	}
+	err := ticket.Wait(ctx)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	s.mu.Lock()
+	durable := s.journal.DurableSeq()
+	for i := len(s.pending) - 1; i >= 0; i-- {
+		u := s.pending[i]
+		if u.seq <= durable {
+			break
+		}
+		for j := len(u.groups) - 1; j >= 0; j-- {
+			ug := u.groups[j]
+			s.install(ug.gid, s.groups[ug.gid], ug.prev)
+		}
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	return &PersistenceError{Err: err}
+}
+
+// install replaces group gid's state old by next (nil: absent) in the group
+// map, the consistency index and the scrape order. Families shared by old and
+// next are left alone, so the cost is that of the change. s.mu must be held.
+func (s *Store) install(gid string, old, next *Group) {
+	if old != nil {
+		for name, f := range old.families {
+			if next != nil && next.families[name] == f {
+				continue
+			}
+			s.index.remove(gid, f)
+			s.entries.Delete(entry{name: name, gid: gid})
+		}
+	}
+	if next == nil {
+		delete(s.groups, gid)
+		return
+	}
+	for name, f := range next.families {
+		if old != nil && old.families[name] == f {
+			continue
+		}
+		s.index.add(gid, f)
+		s.entries.ReplaceOrInsert(entry{name: name, gid: gid, fam: f})
+	}
+	s.groups[gid] = next
+}
+
+// ownerName names group gid for error messages. s.mu must be held.
+func (s *Store) ownerName(gid string) string {
+	if g := s.groups[gid]; g != nil {
+		return g.key.String()
+	}
+	return fmt.Sprintf("%q", gid)
+}
+
+// Groups returns every group, sorted by grouping key.
+func (s *Store) Groups() []*Group {
+	s.mu.Lock()
+	out := make([]*Group, 0, len(s.groups))
+	for _, g := range s.groups {
+		out = append(out, g)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].key.id < out[j].key.id })
+	return out
+}
+
+// Group returns the group with the given key, or nil.
+func (s *Store) Group(key GroupKey) *Group {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groups[key.ID()]
+}
+
+// Stats is a summary of the store's size.
+type Stats struct {
+	Groups, Families, Series int
+}
+
+// Stats counts groups, families and series.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Groups: len(s.groups), Families: s.entries.Len()}
+	for _, e := range s.index {
+		st.Series += len(e.series)
+	}
+	return st
+}
+
+// DeleteWhere removes, in one atomic change, every group for which match
+// returns true, and returns their keys sorted. With dryRun it only returns
+// the keys. match runs under the store's lock and must be quick.
+func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun bool) ([]GroupKey, error) {
+	s.mu.Lock()
+	var (
+		keys  []GroupKey
+		undos []undoGroup
+		ops   []journal.Op
+	)
+	for gid, g := range s.groups {
+		if !match(g) {
+			continue
+		}
+		keys = append(keys, g.key)
+		undos = append(undos, undoGroup{gid: gid, prev: g})
+		ops = append(ops, journal.Op{Kind: journal.OpDelete, Key: gid})
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].id < keys[j].id })
+	if dryRun || len(keys) == 0 {
+		s.mu.Unlock()
+		return keys, nil
+	}
+	ticket, err := s.commitLocked(undos, make([]*Group, len(undos)), ops...)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return keys, s.wait(ctx, ticket)
+}
