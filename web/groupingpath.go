@@ -1,0 +1,151 @@
+package web
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// GroupingPathOptions configures ParseGroupingPath.
+type GroupingPathOptions struct {
+	// UTF8Names accepts UTF-8 label names, written in the path with the
+	// "U__" value-encoding escaping (see exposition.UnescapeLabelName).
+	UTF8Names bool
+}
+
+// errJobRequired is returned for an empty job name.
+var errJobRequired = errors.New("job name is required")
+
+// base64Suffix marks a path label name whose value is base64url-encoded.
+const base64Suffix = "@base64"
+
+// ParseGroupingPath decodes the grouping key of a push URL from the part of
+// the path after "/metrics/": `job/<job>{/<name>/<value>}`, where "job" and
+// any label name may carry the "@base64" suffix to mark a base64url value
+// (padding optional; "=" alone is the empty value). It returns the grouping
+// labels, job included.
+//
+// escapedRest must still be percent-encoded (from r.URL.EscapedPath()):
+// the path is split on '/' first and each segment is unescaped afterwards,
+// so "%2F" stays inside its value. This is deliberately better than the
+// reference Pushgateway, which splits the already decoded path, turning
+// job/a%2Fb into the silently wrong key {job="a", b=...}. As in the
+// reference, '+' is a literal plus sign, not a space; a trailing slash right
+// after the job is ignored; a job label among the label pairs is
+// overwritten by the job segment. Unlike the reference, an empty plain value
+// and a repeated label name are errors, not silently odd keys.
+func ParseGroupingPath(escapedRest string, opts GroupingPathOptions) (map[string]string, error) {
+	jobName, rest, _ := strings.Cut(escapedRest, "/")
+	if jobName != "job" && jobName != "job"+base64Suffix {
+		return nil, errors.New("path must start with job/<job> or job@base64/<job>")
+	}
+	jobRaw, labelPath, hasLabels := strings.Cut(rest, "/")
+	job, err := unescapeSegment(jobRaw)
+	if err != nil {
+		return nil, err
+	}
+	if jobName != "job" {
+		decoded, err := decodeBase64Value(job)
+		if err != nil {
+			return nil, fmt.Errorf("invalid base64 encoding in job name %q: %w", job, err)
+		}
+		job = decoded
+	}
+	if job == "" {
+		return nil, errJobRequired
+	}
+	if !utf8.ValidString(job) {
+		return nil, fmt.Errorf("job name %q is not valid UTF-8", job)
+	}
+
+	// "job/J/" has an empty label path, which is ignored.
+	if !hasLabels || labelPath == "" {
+		return map[string]string{"job": job}, nil
+	}
+	n := strings.Count(labelPath, "/") + 1
+	if n%2 != 0 {
+		return nil, fmt.Errorf("odd number of components in label string %q", labelPath)
+	}
+	labels := make(map[string]string, n/2+1)
+	for p := labelPath; p != ""; {
+		var nameRaw, valueRaw string
+		nameRaw, p, _ = strings.Cut(p, "/")
+		valueRaw, p, _ = strings.Cut(p, "/")
+		name, value, err := parseLabelPair(nameRaw, valueRaw, opts)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := labels[name]; dup {
+			return nil, fmt.Errorf("duplicate label name %q in grouping key", name)
+		}
+		labels[name] = value
+	}
+	labels["job"] = job
+	return labels, nil
+}
+
+// parseLabelPair decodes one name/value pair of path segments.
+func parseLabelPair(nameRaw, valueRaw string, opts GroupingPathOptions) (name, value string, err error) {
+	if name, err = unescapeSegment(nameRaw); err != nil {
+		return "", "", err
+	}
+	name, isBase64 := strings.CutSuffix(name, base64Suffix)
+	if opts.UTF8Names {
+		name = exposition.UnescapeLabelName(name)
+	}
+	if !exposition.ValidLabelName(name, opts.UTF8Names) || strings.HasPrefix(name, "__") {
+		return "", "", fmt.Errorf("improper label name %q", name)
+	}
+	if value, err = unescapeSegment(valueRaw); err != nil {
+		return "", "", err
+	}
+	if isBase64 {
+		decoded, err := decodeBase64Value(value)
+		if err != nil {
+			return "", "", fmt.Errorf("invalid base64 encoding for label %s=%q: %w", name, value, err)
+		}
+		value = decoded
+	} else if value == "" {
+		return "", "", fmt.Errorf("label %q has an empty value; use %s@base64/= for an empty value", name, name)
+	}
+	if !utf8.ValidString(value) {
+		return "", "", fmt.Errorf("value %q of label %q is not valid UTF-8", value, name)
+	}
+	return name, value, nil
+}
+
+// unescapeSegment percent-decodes one path segment; '+' stays literal.
+func unescapeSegment(s string) (string, error) {
+	if strings.IndexByte(s, '%') < 0 {
+		return s, nil // Fast path: most segments need no decoding and no copy.
+	}
+	u, err := url.PathUnescape(s)
+	if err != nil {
+		return "", fmt.Errorf("path segment %q: %w", s, err)
+	}
+	return u, nil
+}
+
+// decodeBase64Value decodes a base64url value with optional padding: all
+// trailing '=' are dropped, so "=" alone is the empty value and both
+// client_golang's unpadded and client_python's padded encodings work.
+func decodeBase64Value(s string) (string, error) {
+	s = strings.TrimRight(s, "=")
+	// Short values decode into a stack buffer, which saves the []byte
+	// allocation DecodeString would make before the string copy.
+	var small [96]byte
+	dst := small[:]
+	if n := base64.RawURLEncoding.DecodedLen(len(s)); n > len(small) {
+		dst = make([]byte, n)
+	}
+	n, err := base64.RawURLEncoding.Decode(dst, []byte(s))
+	if err != nil {
+		return "", err
+	}
+	return string(dst[:n]), nil
+}
