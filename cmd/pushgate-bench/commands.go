@@ -35,6 +35,7 @@ type common struct {
 	name     string
 	pid      int
 	reqLimit time.Duration
+	strict   bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -45,6 +46,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.name, "name", "", "name of the workload in the results (e.g. push-1000)")
 	fs.IntVar(&c.pid, "pid", 0, "if set, add the VmRSS and VmHWM of this process to the result")
 	fs.DurationVar(&c.reqLimit, "request-timeout", 2*time.Minute, "give up on one request after this long")
+	fs.BoolVar(&c.strict, "strict", false, "exit with status 1 if any request failed or a fill did not finish")
 }
 
 // target checks the URL and returns it with a client for clients workers.
@@ -72,7 +74,16 @@ func (c *common) emit(w io.Writer, r result) error {
 		}
 		r.RSSKiB, r.HWMKiB = m.rssKiB, m.hwmKiB
 	}
-	return reporter{w: w, asJSON: c.asJSON, file: c.out}.emit(r)
+	if err := (reporter{w: w, asJSON: c.asJSON, file: c.out}).emit(r); err != nil {
+		return err
+	}
+	if c.strict && r.Errors > 0 {
+		return fmt.Errorf("%s: %d of %d requests failed (-strict)", r.Kind, r.Errors, r.Requests)
+	}
+	if c.strict && r.Finished != nil && !*r.Finished {
+		return fmt.Errorf("fill reached %d of %d groups (-strict)", r.Reached, r.Groups)
+	}
+	return nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) error {
@@ -116,7 +127,7 @@ func cmdFill(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	clients := fs.Int("clients", 8, "concurrent clients")
 	duration := fs.Duration("duration", 10*time.Minute, "stop after this long even if not all groups were pushed")
 	format := fs.String("format", "text", "push body format: text or protobuf")
-	check := fs.Bool("check", false, "after filling, scrape once and count the bench groups the gateway exposes")
+	check := fs.Bool("check", false, "after filling, scrape and count the bench groups the gateway exposes, retrying for up to 60 s until start+groups are there (a gateway that answers 202 may still be applying pushes)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -150,13 +161,37 @@ func cmdFill(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 		log.Warn("fill had errors", "errors", r.Errors, "last", lastErr)
 	}
 	if *check {
-		n, err := countStored(ctx, client, base)
+		n, err := waitStored(ctx, client, base, *start+*groups, log)
 		if err != nil {
 			return err
 		}
 		r.Stored = &n
 	}
 	return c.emit(w, r)
+}
+
+// waitStored counts the stored bench groups until want are there, for at
+// most a minute and ten attempts, and returns the last count.
+func waitStored(ctx context.Context, client *http.Client, base *url.URL, want int, log *slog.Logger) (int, error) {
+	deadline := time.Now().Add(time.Minute)
+	n := 0
+	for attempt := 1; attempt <= 10; attempt++ {
+		var err error
+		n, err = countStored(ctx, client, base)
+		if err != nil {
+			return 0, err
+		}
+		if n >= want || time.Now().After(deadline) {
+			return n, nil
+		}
+		log.Info("waiting for the gateway to store every group", "stored", n, "want", want)
+		select {
+		case <-ctx.Done():
+			return n, fmt.Errorf("check: %w", ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+	return n, nil
 }
 
 // countStored scrapes the gateway once in text format and counts the
@@ -273,6 +308,7 @@ func cmdScrape(ctx context.Context, args []string, w io.Writer, log *slog.Logger
 	sf := registerScrape(fs, 10)
 	clients := fs.Int("clients", 1, "concurrent scrapers")
 	duration := fs.Duration("duration", time.Minute, "stop after this long")
+	save := fs.String("save", "", "write the body of the first (untimed) scrape, as received, to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -287,7 +323,7 @@ func cmdScrape(ctx context.Context, args []string, w io.Writer, log *slog.Logger
 	s := scraper{client: client, url: base.String() + "/metrics", accept: resolveAccept(*sf.accept), gzip: *sf.gzip}
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
-	ct, wire, decoded, err := s.probe(runCtx)
+	ct, wire, decoded, err := s.probe(runCtx, *save)
 	if err != nil {
 		return fmt.Errorf("probe scrape: %w", err)
 	}
@@ -330,7 +366,7 @@ func cmdMixed(ctx context.Context, args []string, w io.Writer, log *slog.Logger)
 	s := scraper{client: client, url: base.String() + "/metrics", accept: resolveAccept(*sf.accept), gzip: *sf.gzip}
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
-	ct, wire, decoded, err := s.probe(runCtx)
+	ct, wire, decoded, err := s.probe(runCtx, "")
 	if err != nil {
 		return fmt.Errorf("probe scrape: %w", err)
 	}
@@ -372,4 +408,62 @@ func cmdRSS(_ context.Context, args []string, w io.Writer, _ *slog.Logger) error
 	}
 	c.url = ""
 	return c.emit(w, result{Kind: "rss"})
+}
+
+// cmdWait polls GET /-/ready until it answers 200.
+func cmdWait(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("wait", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	limit := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkDuration("timeout", *limit); err != nil {
+		return err
+	}
+	base, client, err := c.target(ctx, 1)
+	if err != nil {
+		return err
+	}
+	client.Timeout = 5 * time.Second
+	ctx, cancel := context.WithTimeout(ctx, *limit)
+	defer cancel()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.String()+"/-/ready", nil)
+		if err != nil {
+			return fmt.Errorf("build request: %w", err)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				log.Info("ready", "url", c.url)
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s/-/ready did not answer 200 within %s", c.url, *limit)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// cmdNote records a line of text among the results, e.g. why a step was
+// skipped.
+func cmdNote(_ context.Context, args []string, w io.Writer, _ *slog.Logger) error {
+	fs := flag.NewFlagSet("note", flag.ContinueOnError)
+	var c common
+	c.register(fs)
+	text := fs.String("text", "", "the note")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *text == "" {
+		return fmt.Errorf("-text is required: %w", errUsage)
+	}
+	c.url = ""
+	return c.emit(w, result{Kind: "note", Note: *text})
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -274,8 +275,9 @@ func (s scraper) scrape(ctx context.Context, buf []byte) (int64, *http.Response,
 }
 
 // probe makes one untimed scrape that warms the connection and learns the
-// response's Content-Type, wire size and decoded size.
-func (s scraper) probe(ctx context.Context) (ct string, wire, decoded int64, err error) {
+// response's Content-Type, wire size and decoded size; if save is set, it
+// writes the body as received to that file.
+func (s scraper) probe(ctx context.Context, save string) (ct string, wire, decoded int64, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
 		return "", 0, 0, fmt.Errorf("build request: %w", err)
@@ -295,6 +297,11 @@ func (s scraper) probe(ctx context.Context) (ct string, wire, decoded int64, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		return "", 0, 0, fmt.Errorf("GET %s: status %d: %.200s", s.url, resp.StatusCode, raw)
+	}
+	if save != "" {
+		if err := os.WriteFile(save, raw, 0o644); err != nil {
+			return "", 0, 0, fmt.Errorf("save scrape body: %w", err)
+		}
 	}
 	decoded = int64(len(raw))
 	if resp.Header.Get("Content-Encoding") == "gzip" {

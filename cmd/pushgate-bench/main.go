@@ -11,6 +11,8 @@
 //	pushgate-bench null   -listen 127.0.0.1:19093 [-static-file F | -static-bytes N]
 //	pushgate-bench rss    -pid P
 //	pushgate-bench report -in results.jsonl
+//	pushgate-bench wait   -url U -timeout 30s
+//	pushgate-bench note   -label L -name W -o results.jsonl -text "why a step was skipped"
 //
 // Every target and listen address must be a loopback address; anything else
 // is refused. Every load loop stops at its request count or its duration,
@@ -42,7 +44,7 @@ var errUsage = errors.New("usage")
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: pushgate-bench fill|push|scrape|mixed|null|rss|report [flags]; -h after a subcommand lists its flags")
+		fmt.Fprintln(stderr, "usage: pushgate-bench fill|push|scrape|mixed|null|rss|report|wait|note [flags]; -h after a subcommand lists its flags")
 		return 2
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer, *slog.Logger) error{
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"null":   cmdNull,
 		"rss":    cmdRSS,
 		"report": cmdReport,
+		"wait":   cmdWait,
+		"note":   cmdNote,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {

@@ -26,9 +26,10 @@ import (
 // precompressed content serves it. Its scrape time is therefore pure
 // transfer: a gateway cannot serve the same bytes faster over HTTP/1.1.
 type nullServer struct {
-	body    []byte
-	gzipped []byte
-	log     *slog.Logger
+	body     []byte
+	gzipped  []byte
+	protobuf []byte // served to protobuf scrapers when set
+	log      *slog.Logger
 }
 
 // newNullServer prepares body and its gzip form.
@@ -72,7 +73,10 @@ func (s *nullServer) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	body := s.body
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if s.protobuf != nil && strings.Contains(r.Header.Get("Accept"), "application/vnd.google.protobuf") {
+		h.Set("Content-Type", payload.ProtobufContentType)
+		body = s.protobuf
+	} else if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		body = s.gzipped
 		h.Set("Content-Encoding", "gzip")
 	}
@@ -123,6 +127,7 @@ func cmdNull(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	fs := flag.NewFlagSet("null", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:19093", "listen address (loopback only)")
 	file := fs.String("static-file", "", "serve this file's bytes on GET /metrics")
+	pbFile := fs.String("static-protobuf-file", "", "serve this file's bytes, uncompressed, to GET /metrics with a protobuf Accept header")
 	size := fs.Int("static-bytes", 0, "serve this many bytes of generated bench exposition on GET /metrics (10,000 groups ≈ 79,000,000)")
 	lifetime := fs.Duration("max-lifetime", 2*time.Hour, "exit after this long")
 	if err := parseFlags(fs, args); err != nil {
@@ -144,6 +149,11 @@ func cmdNull(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	srv, err := newNullServer(body, log)
 	if err != nil {
 		return err
+	}
+	if *pbFile != "" {
+		if srv.protobuf, err = os.ReadFile(*pbFile); err != nil {
+			return fmt.Errorf("read static protobuf file: %w", err)
+		}
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
