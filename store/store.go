@@ -33,9 +33,6 @@ type Journal interface {
 type Options struct {
 	// UTF8Names allows UTF-8 metric and label names.
 	UTF8Names bool
-	// Builtin lists the gateway's own metric families. Pushed families of
-	// the same name must have the same type, and the built-in HELP wins.
-	Builtin []*dto.MetricFamily
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -117,9 +114,6 @@ func New(opts Options) *Store {
 		groups:  make(map[string]*Group),
 		index:   make(index),
 		entries: btree.NewG[entry](32, entryLess),
-	}
-	for _, mf := range opts.Builtin {
-		s.index[mf.GetName()] = &nameEntry{typ: mf.GetType(), builtin: true, help: mf.GetHelp(), series: map[uint64]string{}}
 	}
 	s.renderEnc.Store(int32(exposition.EncodingText))
 	return s
