@@ -167,7 +167,13 @@ func cmdFill(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 		}
 		r.Stored = &n
 	}
-	return c.emit(w, r)
+	if err := c.emit(w, r); err != nil {
+		return err
+	}
+	if c.strict && r.Stored != nil && *r.Stored != *start+*groups {
+		return fmt.Errorf("the gateway exposes %d bench groups, want %d (-strict)", *r.Stored, *start+*groups)
+	}
+	return nil
 }
 
 // waitStored counts the stored bench groups until want are there, for at

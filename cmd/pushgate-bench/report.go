@@ -179,7 +179,11 @@ func ratio(a result, aok bool, b result, bok bool, m metric) string {
 	if !aok || !bok || m.value(b) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f×", m.value(a)/m.value(b))
+	v := m.value(a) / m.value(b)
+	if v < 0.1 {
+		return fmt.Sprintf("%.4f×", v)
+	}
+	return fmt.Sprintf("%.2f×", v)
 }
 
 func formatNumber(v float64) string {
