@@ -6,22 +6,25 @@ import (
 	"time"
 )
 
-// latencies records request durations exactly, up to a fixed capacity that
-// the caller derives from the run's request limit, so memory stays bounded
-// (8 bytes per request). Each worker owns one; they are merged at the end.
+// latencies records request durations exactly, up to a limit that the
+// caller derives from the run's request limit, so memory stays bounded (8
+// bytes per request). Each worker owns one; they are merged at the end. The
+// slice grows as needed, because workers share one request budget and a
+// fast worker may take more than an even share of it.
 type latencies struct {
 	samples []time.Duration
+	limit   int
 	dropped int64
 }
 
-// newLatencies returns a recorder that keeps at most capacity samples.
-func newLatencies(capacity int) *latencies {
-	return &latencies{samples: make([]time.Duration, 0, capacity)}
+// newLatencies returns a recorder that keeps at most limit samples.
+func newLatencies(limit int) *latencies {
+	return &latencies{samples: make([]time.Duration, 0, min(limit, 4096)), limit: limit}
 }
 
-// record keeps d, or counts it as dropped once the capacity is reached.
+// record keeps d, or counts it as dropped once the limit is reached.
 func (l *latencies) record(d time.Duration) {
-	if len(l.samples) == cap(l.samples) {
+	if len(l.samples) >= l.limit {
 		l.dropped++
 		return
 	}

@@ -171,11 +171,10 @@ func (p pusher) push(ctx context.Context, t *tally, idx int, body []byte) {
 func runPushes(ctx context.Context, p pusher, groups, clients int, maxRequests int64) ([]*tally, time.Duration) {
 	var issued atomic.Int64
 	ts := make([]*tally, clients)
-	perWorker := int(maxRequests/int64(clients)) + 1
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := range clients {
-		ts[w] = newTally(min(perWorker, int(maxRequests)))
+		ts[w] = newTally(int(maxRequests))
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w)+1, uint64(start.UnixNano())))
 			for ctx.Err() == nil && issued.Add(1) <= maxRequests {
@@ -196,7 +195,7 @@ func runFill(ctx context.Context, p pusher, start, groups, clients int) ([]*tall
 	var wg sync.WaitGroup
 	began := time.Now()
 	for w := range clients {
-		ts[w] = newTally(groups/clients + 1)
+		ts[w] = newTally(groups)
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				i := int(next.Add(1)) - 1
