@@ -363,7 +363,13 @@ func routePrefix(flags []string) string {
 // process exits first or readyTimeout passes.
 func waitReady(t *testing.T, p *process, readyURL string) bool {
 	t.Helper()
-	deadline := time.Now().Add(readyTimeout)
+	return waitReadyTimeout(t, p, readyURL, readyTimeout)
+}
+
+// waitReadyTimeout is waitReady with a given timeout.
+func waitReadyTimeout(t *testing.T, p *process, readyURL string, timeout time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if p.exited() {
 			return false
@@ -398,6 +404,9 @@ func (g *gateway) restart(t *testing.T) *gateway {
 	}
 	return ng
 }
+
+// bgCtx is the context of requests that no test cancels.
+var bgCtx = context.Background()
 
 // quickClient is used for readiness polls.
 var quickClient = &http.Client{Timeout: 2 * time.Second}
