@@ -373,3 +373,13 @@ func TestAPIMetricsStreamsOneGroupAtATime(t *testing.T) {
 		t.Fatalf("content length %d for %d bytes", resp.ContentLength, len(b))
 	}
 }
+
+// mustDecodeText decodes a text-format body.
+func mustDecodeText(t testing.TB, body string) []*dto.MetricFamily {
+	t.Helper()
+	fams, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
+	if err != nil {
+		t.Fatalf("decode %q: %v", body, err)
+	}
+	return fams
+}
