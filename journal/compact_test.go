@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -234,5 +235,31 @@ func TestNoAutomaticCompactionWhileTheFileIsSmall(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if n := j.Stats().Compactions; n != 0 {
 		t.Errorf("Compactions = %d for a file under 1 MiB, want 0", n)
+	}
+}
+
+// noTempFS cannot create compaction files, like a full or read-only
+// directory.
+type noTempFS struct{ osFS }
+
+func (noTempFS) CreateTemp(string, string) (file, error) { return nil, errInjected }
+
+func TestAFailedCompactionLeavesTheJournalWorking(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.pgj")
+	j, _ := openJournal(t, path, noTempFS{}, Options{})
+	appendWait(t, j, set("a", "1"))
+	if err := j.Compact(context.Background()); !errors.Is(err, errInjected) {
+		t.Fatalf("Compact = %v, want the injected error", err)
+	}
+	if err := j.Err(); err != nil {
+		t.Fatalf("Err() = %v after a failed compaction, want nil", err)
+	}
+	appendWait(t, j, set("b", "2"))
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, got := openJournal(t, path, nil, Options{})
+	if !maps.Equal(got.values, map[string]string{"a": "1", "b": "2"}) {
+		t.Errorf("loaded %v, want a=1 b=2", got.values)
 	}
 }
