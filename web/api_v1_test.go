@@ -383,3 +383,10 @@ func mustDecodeText(t testing.TB, body string) []*dto.MetricFamily {
 	}
 	return fams
 }
+
+// apiDo2 serves a prepared request through the handler's router.
+func apiDo2(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
