@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/journal/gobfile"
+	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/web"
+)
+
+// persistence is the open journal behind --persistence.file.
+type persistence struct {
+	j *journal.Journal
+}
+
+// openPersistence opens (or creates) the journal at path and loads it into
+// st. A reference Pushgateway file found at path is imported first: the
+// original is kept as <path>.reference-backup. A corrupt journal stops the
+// start with an error naming the file and offset, unless forceEmpty is set,
+// in which case the file is moved aside and the store starts empty.
+func openPersistence(ctx context.Context, path string, interval time.Duration, forceEmpty bool, st *store.Store, reg *prometheus.Registry, logger *slog.Logger) (*persistence, error) {
+	opts := journal.Options{Logger: logger, CompactInterval: interval}
+	isRef, err := isReferenceFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if isRef {
+		if err := importReference(ctx, path, opts, st, logger); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	j, err := journal.Open(ctx, path, opts, st.Restore)
+	var corrupt *journal.CorruptionError
+	if errors.As(err, &corrupt) && forceEmpty {
+		aside := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405Z"))
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return nil, fmt.Errorf("move corrupt journal aside: %w", rerr)
+		}
+		logger.Warn("corrupt journal moved aside; starting with an empty store", "err", err, "moved_to", aside)
+		// The journal validates the whole file before loading any record,
+		// so st is still empty here.
+		j, err = journal.Open(ctx, path, opts, st.Restore)
+	}
+	if err != nil {
+		if errors.As(err, &corrupt) {
+			return nil, fmt.Errorf("%w (or start with --persistence.start-empty, which moves the file aside)", err)
+		}
+		return nil, err
+	}
+	st.SetJournal(j)
+	logger.Info("persistence file loaded", "file", path, "groups", st.Stats().Groups, "duration", time.Since(start))
+	p := &persistence{j: j}
+	if err := reg.Register(newJournalCollector(j)); err != nil {
+		return nil, fmt.Errorf("register journal metrics: %w", err)
+	}
+	return p, nil
+}
+
+// status reports the journal's state for the UI.
+func (p *persistence) status() web.StorageStatus {
+	s := p.j.Stats()
+	return web.StorageStatus{
+		Path: s.Path, FileBytes: s.FileBytes, LiveBytes: s.LiveBytes,
+		LastCompaction: s.LastCompaction, Compactions: s.Compactions, Syncs: s.SyncCount, Err: p.j.Err(),
+	}
+}
+
+// close flushes and closes the journal.
+func (p *persistence) close() error { return p.j.Close() }
+
+// isReferenceFile reports whether path holds a reference Pushgateway
+// persistence file (gob) rather than a pushgate journal.
+func isReferenceFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open persistence file: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read persistence file %s: %w", path, err)
+	}
+	return n > 0 && gobfile.Sniff(head[:n]), nil
+}
+
+// importReference converts a reference persistence file at path into a
+// pushgate journal in place. The original is first copied to
+// <path>.reference-backup; the new journal is written beside it and renamed
+// over path, so a crash at any point leaves either the original or the
+// complete journal at path.
+func importReference(ctx context.Context, path string, opts journal.Options, st *store.Store, logger *slog.Logger) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open reference file: %w", err)
+	}
+	groups, err := gobfile.Read(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("read reference Pushgateway file %s: %w", path, err)
+	}
+	imported, skipped := st.Import(groups)
+
+	backup := path + ".reference-backup"
+	if err := copyFileSynced(path, backup); err != nil {
+		return fmt.Errorf("back up reference file: %w", err)
+	}
+	tmp := path + ".import"
+	_ = os.Remove(tmp)
+	j, err := journal.Open(ctx, tmp, opts, func(string, []byte) error { return nil })
+	if err != nil {
+		return fmt.Errorf("create journal for import: %w", err)
+	}
+	if ops := st.JournalOps(); len(ops) > 0 {
+		ticket, err := j.Append(ops...)
+		if err == nil {
+			err = ticket.Wait(ctx)
+		}
+		if err != nil {
+			j.Close()
+			return fmt.Errorf("write imported groups: %w", err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		return fmt.Errorf("close imported journal: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replace reference file with journal: %w", err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	logger.Info("imported a reference Pushgateway persistence file", "file", path, "groups", imported, "skipped", skipped, "backup", backup)
+	return nil
+}
+
+// copyFileSynced copies src to dst (unless dst exists) and fsyncs it.
+func copyFileSynced(src, dst string) error {
+	if _, err := os.Stat(dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+// syncDir fsyncs a directory so that renames and creations in it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/store"
+)
+
+// metrics are the gateway's own HTTP metrics. The pushgateway_* names and
+// labels are the reference's, so existing dashboards keep working; the
+// pushgate_* ones are ours.
+type metrics struct {
+	requests     *prometheus.CounterVec
+	pushDuration *prometheus.SummaryVec
+	pushSize     *prometheus.SummaryVec
+	rejected     *prometheus.CounterVec
+}
+
+// newMetrics registers the HTTP metrics, the build info and the store's size
+// gauges in reg.
+func newMetrics(reg *prometheus.Registry, st *store.Store, build BuildInfo) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pushgateway_http_requests_total",
+			Help: "Total HTTP requests processed by the Pushgateway, excluding scrapes.",
+		}, []string{"code", "handler", "method"}),
+		pushDuration: prometheus.NewSummaryVec(prometheus.SummaryOpts{
+			Name:       "pushgateway_http_push_duration_seconds",
+			Help:       "HTTP request duration for pushes to the Pushgateway.",
+			Objectives: map[float64]float64{0.1: 0.01, 0.5: 0.05, 0.9: 0.01},
+		}, []string{"method"}),
+		pushSize: prometheus.NewSummaryVec(prometheus.SummaryOpts{
+			Name:       "pushgateway_http_push_size_bytes",
+			Help:       "HTTP request size for pushes to the Pushgateway.",
+			Objectives: map[float64]float64{0.1: 0.01, 0.5: 0.05, 0.9: 0.01},
+		}, []string{"method"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pushgate_rejected_requests_total",
+			Help: "Requests answered with an error, by handler and reason (path, body, encoding, too_large, inconsistent, persistence, method, loading, ...).",
+		}, []string{"handler", "reason"}),
+	}
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pushgateway_build_info",
+		Help: "A metric with a constant '1' value labeled by version, revision, branch, goversion from which pushgateway was built, and the goos and goarch for the build.",
+		ConstLabels: prometheus.Labels{
+			"version": build.Version, "revision": build.Revision, "branch": build.Branch,
+			"goversion": runtime.Version(), "goos": runtime.GOOS, "goarch": runtime.GOARCH, "tags": "",
+		},
+	})
+	buildInfo.Set(1)
+	groups := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pushgate_groups",
+		Help: "Number of metric groups stored.",
+	}, func() float64 { return float64(st.Stats().Groups) })
+	series := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pushgate_series",
+		Help: "Number of series stored, push_time_seconds and push_failure_time_seconds included.",
+	}, func() float64 { return float64(st.Stats().Series) })
+	for _, c := range []prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// reject counts a rejected request.
+func (m *metrics) reject(handler, reason string) {
+	if handler == "" {
+		handler = "metrics"
+	}
+	m.rejected.WithLabelValues(handler, reason).Inc()
+}
+
+// observePush records a successful push's duration and approximate size.
+func (m *metrics) observePush(r *http.Request, d time.Duration) {
+	method := strings.ToLower(r.Method)
+	m.pushDuration.WithLabelValues(method).Observe(d.Seconds())
+	m.pushSize.WithLabelValues(method).Observe(float64(approximateRequestSize(r)))
+}
+
+// approximateRequestSize estimates the bytes of a request: request line,
+// headers and body.
+func approximateRequestSize(r *http.Request) int {
+	s := len(r.Method) + len(r.URL.String()) + len(r.Proto) + len(r.Host)
+	for name, values := range r.Header {
+		s += len(name)
+		for _, v := range values {
+			s += len(v)
+		}
+	}
+	if r.ContentLength > 0 {
+		s += int(r.ContentLength)
+	}
+	return s
+}
+
+// instrument wraps a handler so that its responses are counted by code,
+// handler and method.
+func (h *Handler) instrument(name string, fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		fn(rec, r)
+		h.metrics.requests.WithLabelValues(strconv.Itoa(rec.code), name, strings.ToLower(r.Method)).Inc()
+	}
+}
+
+// statusRecorder remembers the status code written.
+type statusRecorder struct {
+	http.ResponseWriter
+	code    int
+	written bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.written {
+		s.code = code
+		s.written = true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(p []byte) (int, error) {
+	s.written = true
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// OwnFamilies describes the gateway's own metric families that may have no
+// samples yet (vectors before their first request), so that the store can
+// reserve their names and types from the start.
+func OwnFamilies() []*dto.MetricFamily {
+	fam := func(name, help string, typ dto.MetricType) *dto.MetricFamily {
+		return &dto.MetricFamily{Name: proto.String(name), Help: proto.String(help), Type: typ.Enum()}
+	}
+	return []*dto.MetricFamily{
+		fam("pushgateway_http_requests_total", "Total HTTP requests processed by the Pushgateway, excluding scrapes.", dto.MetricType_COUNTER),
+		fam("pushgateway_http_push_duration_seconds", "HTTP request duration for pushes to the Pushgateway.", dto.MetricType_SUMMARY),
+		fam("pushgateway_http_push_size_bytes", "HTTP request size for pushes to the Pushgateway.", dto.MetricType_SUMMARY),
+		fam("pushgate_rejected_requests_total", "Requests answered with an error, by handler and reason.", dto.MetricType_COUNTER),
+	}
+}

@@ -1,0 +1,95 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+
+	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/store"
+)
+
+// push handles PUT (replace) and POST (merge) on a group path.
+func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, method store.Method) {
+	start := time.Now()
+	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
+	if err != nil {
+		h.fail(w, "push", "path", http.StatusBadRequest, err)
+		return
+	}
+	body, err := h.requestBody(r)
+	if err != nil {
+		h.fail(w, "push", "encoding", statusOf(err), err)
+		return
+	}
+	defer body.Close()
+	families, err := exposition.Decode(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
+		UTF8Names: h.opts.UTF8Names,
+		MaxBytes:  h.opts.MaxBodyBytes,
+	})
+	if err != nil {
+		if errors.Is(err, exposition.ErrTooLarge) {
+			h.fail(w, "push", "too_large", http.StatusRequestEntityTooLarge, err)
+			return
+		}
+		h.fail(w, "push", "body", http.StatusBadRequest, err)
+		return
+	}
+	err = h.store.Push(r.Context(), store.Push{
+		Key:      store.NewGroupKey(labels),
+		Method:   method,
+		Families: families,
+		Time:     start,
+	})
+	if err != nil {
+		h.writeStoreError(w, "push", err)
+		return
+	}
+	h.metrics.observePush(r, time.Since(start))
+	if h.opts.DisableConsistencyCheck {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// delete handles DELETE on a group path: 202, also when the group is absent.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, rest string) {
+	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
+	if err != nil {
+		h.fail(w, "delete", "path", http.StatusBadRequest, err)
+		return
+	}
+	if err := h.store.Delete(r.Context(), store.NewGroupKey(labels)); err != nil {
+		h.writeStoreError(w, "delete", err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// requestBody returns the push body, decompressed according to
+// Content-Encoding: gzip, or snappy in its framed (stream) format, as the
+// client libraries send it. The size limit applies after decompression, in
+// the decoder, so a compression bomb stops at the limit.
+func (h *Handler) requestBody(r *http.Request) (io.ReadCloser, error) {
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		return r.Body, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, &statusError{code: http.StatusBadRequest, err: fmt.Errorf("invalid gzip body: %w", err)}
+		}
+		return zr, nil
+	case "snappy":
+		return io.NopCloser(s2.NewReader(r.Body)), nil
+	default:
+		return nil, &statusError{code: http.StatusUnsupportedMediaType, err: fmt.Errorf("unsupported Content-Encoding %q: use gzip, snappy or none", enc)}
+	}
+}

@@ -1,0 +1,196 @@
+package web
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pushgate/pushgate/store"
+)
+
+// New returns the handler serving every route of the gateway. reg is the
+// gateway's own registry: the handler registers its metrics there and serves
+// it beside the pushed metrics.
+func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, error) {
+	if opts.TelemetryPath == "" {
+		opts.TelemetryPath = "/metrics"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Ready == nil {
+		opts.Ready = func() bool { return true }
+	}
+	m, err := newMetrics(reg, st, opts.Build)
+	if err != nil {
+		return nil, err
+	}
+	ui, err := newUIAssets()
+	if err != nil {
+		return nil, fmt.Errorf("load web UI: %w", err)
+	}
+	h := &Handler{opts: opts, store: st, registry: reg, metrics: m, logger: opts.Logger, ui: ui}
+	return h, nil
+}
+
+// ServeHTTP routes a request. Routing is a fixed table matched by hand: the
+// push routes need the still-escaped path (so that %2F stays inside a label
+// value), and no route redirects, so a PUT is never turned into a GET.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	escaped := r.URL.EscapedPath()
+	if p := h.opts.RoutePrefix; p != "" {
+		if path == p {
+			http.Redirect(w, r, p+"/", http.StatusMovedPermanently)
+			return
+		}
+		if !strings.HasPrefix(path, p+"/") || !strings.HasPrefix(escaped, p+"/") {
+			http.NotFound(w, r)
+			return
+		}
+		path = path[len(p):]
+		escaped = escaped[len(p):]
+	}
+
+	if rest, ok := cutPushPath(escaped); ok {
+		h.route(w, r, "push", map[string]http.HandlerFunc{
+			http.MethodPut:    func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) },
+			http.MethodPost:   func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) },
+			http.MethodDelete: func(w http.ResponseWriter, r *http.Request) { h.delete(w, r, rest) },
+		})
+		return
+	}
+	switch {
+	case path == h.opts.TelemetryPath:
+		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodGet: h.scrape, http.MethodHead: h.scrape})
+	case path == "/-/healthy":
+		h.route(w, r, "healthy", map[string]http.HandlerFunc{http.MethodGet: h.healthy, http.MethodHead: h.healthy})
+	case path == "/-/ready":
+		h.route(w, r, "ready", map[string]http.HandlerFunc{http.MethodGet: h.ready, http.MethodHead: h.ready})
+	case path == "/-/quit":
+		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodPut: h.quit, http.MethodPost: h.quit, http.MethodGet: h.quitGet})
+	case strings.HasPrefix(path, "/api/v1/"):
+		h.routeAPI(w, r, path)
+	case path == "/":
+		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.uiIndex})
+	case path == "/group":
+		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.uiGroup})
+	case path == "/status":
+		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.uiStatus})
+	case strings.HasPrefix(path, "/static/"):
+		h.route(w, r, "static", map[string]http.HandlerFunc{http.MethodGet: h.uiStatic})
+	case h.opts.EnablePprof && strings.HasPrefix(path, "/debug/pprof/"):
+		h.pprof(w, r, path)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// routeAPI routes /api/v1/*; every API response carries the CORS headers.
+func (h *Handler) routeAPI(w http.ResponseWriter, r *http.Request, path string) {
+	var methods map[string]http.HandlerFunc
+	name := strings.TrimPrefix(path, "/")
+	switch path {
+	case "/api/v1/status":
+		methods = map[string]http.HandlerFunc{http.MethodGet: h.apiStatus}
+	case "/api/v1/metrics":
+		methods = map[string]http.HandlerFunc{http.MethodGet: h.apiMetrics}
+	case "/api/v1/admin/wipe":
+		if !h.opts.EnableAdminAPI {
+			http.NotFound(w, r)
+			return
+		}
+		name = "wipe"
+		methods = map[string]http.HandlerFunc{http.MethodPut: h.apiWipe}
+	case "/api/v1/admin/groups":
+		if !h.opts.EnableAdminAPI {
+			http.NotFound(w, r)
+			return
+		}
+		name = "api/v1/admin/groups"
+		methods = map[string]http.HandlerFunc{http.MethodGet: h.apiAdminGroups, http.MethodDelete: h.apiAdminGroups}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method == http.MethodOptions {
+		h.instrument("api/v1/options", h.apiOptions)(w, r)
+		return
+	}
+	setAPIHeaders(w)
+	h.route(w, r, name, methods)
+}
+
+// route dispatches on the method. OPTIONS answers 200 with Allow; an unknown
+// method answers 405 with Allow. name labels the request in the gateway's own
+// metrics ("" leaves it uncounted, as the reference does for scrapes).
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, name string, methods map[string]http.HandlerFunc) {
+	fn, ok := methods[r.Method]
+	if !ok {
+		allow := allowHeader(methods)
+		w.Header().Set("Allow", allow)
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		h.metrics.reject(name, "method")
+		http.Error(w, fmt.Sprintf("method %s not allowed; allowed: %s", r.Method, allow), http.StatusMethodNotAllowed)
+		return
+	}
+	if !h.opts.Ready() && name != "healthy" && name != "ready" && name != "" {
+		h.fail(w, name, "loading", http.StatusServiceUnavailable, errLoading)
+		return
+	}
+	if name == "" {
+		fn(w, r)
+		return
+	}
+	h.instrument(name, fn)(w, r)
+}
+
+// allowHeader lists the methods in a stable order, OPTIONS included.
+func allowHeader(methods map[string]http.HandlerFunc) string {
+	var out []string
+	for _, m := range []string{http.MethodDelete, http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut} {
+		if _, ok := methods[m]; ok {
+			out = append(out, m)
+		}
+	}
+	out = append(out, http.MethodOptions)
+	return strings.Join(out, ", ")
+}
+
+// cutPushPath returns the grouping part of a push path ("job/…" after
+// "/metrics/"), in its escaped form.
+func cutPushPath(escaped string) (string, bool) {
+	rest, ok := strings.CutPrefix(escaped, "/metrics/")
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(rest, "job/") || strings.HasPrefix(rest, "job@base64/") {
+		return rest, true
+	}
+	return "", false
+}
+
+// pprof serves the runtime profiles when --web.enable-pprof is set.
+func (h *Handler) pprof(w http.ResponseWriter, r *http.Request, path string) {
+	switch strings.TrimPrefix(path, "/debug/pprof/") {
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = path
+		pprof.Index(w, r2)
+	}
+}

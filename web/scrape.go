@@ -1,0 +1,81 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// gzipWriters reuses compressors between scrapes; a gzip writer holds about
+// a megabyte of state.
+type gzipWriters struct{ pool sync.Pool }
+
+func (g *gzipWriters) get(w io.Writer) *gzip.Writer {
+	if zw, ok := g.pool.Get().(*gzip.Writer); ok {
+		zw.Reset(w)
+		return zw
+	}
+	// BestSpeed: scrapes are large and frequent; the ratio on exposition
+	// text stays close to the default level's.
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	return zw
+}
+
+func (g *gzipWriters) put(zw *gzip.Writer) { g.pool.Put(zw) }
+
+// scrape serves the merged exposition of the gateway's own metrics and every
+// stored group in the negotiated format, gzip-compressed when accepted.
+func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
+	f := exposition.Negotiate(r.Header)
+	own, err := h.registry.Gather()
+	if err != nil {
+		h.logger.Warn("gathering the gateway's own metrics", "err", err)
+	}
+	snap := h.store.Snapshot()
+	w.Header().Set("Content-Type", f.ContentType())
+	w.Header().Add("Vary", "Accept, Accept-Encoding")
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	var out io.Writer = w
+	var zw *gzip.Writer
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw = h.gzip.get(w)
+		out = zw
+	}
+	if _, err := snap.WriteTo(out, f, own); err != nil {
+		h.logger.Debug("scrape aborted", "err", err)
+		return
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			h.logger.Debug("scrape aborted", "err", err)
+		}
+		h.gzip.put(zw)
+	}
+}
+
+// acceptsGzip reports whether an Accept-Encoding header allows gzip.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		if q, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

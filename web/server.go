@@ -1,0 +1,82 @@
+// Package web serves pushgate's HTTP interface: the push API, the scrape
+// endpoint, the JSON API v1, the lifecycle endpoints and the web UI. It turns
+// store and decoding errors into status codes and one-line reasons in one
+// place (errors.go) and counts every request in the gateway's own metrics.
+package web
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pushgate/pushgate/store"
+)
+
+// BuildInfo describes the running binary, for /api/v1/status and the UI.
+type BuildInfo struct {
+	Version, Revision, Branch, BuildUser, BuildDate, GoVersion string
+}
+
+// Options configures a Handler. Field names follow the command-line flags.
+type Options struct {
+	// RoutePrefix is the path every route lives under ("" or "/x", never
+	// ending in "/").
+	RoutePrefix string
+	// ExternalPath is the path of --web.external-url, used for links in the
+	// UI ("" when unset).
+	ExternalPath string
+	// TelemetryPath is the scrape path below the prefix (default /metrics).
+	TelemetryPath string
+	// DisableConsistencyCheck makes successful pushes answer 202 instead of
+	// 200, as the reference does with --push.disable-consistency-check. The
+	// checks themselves still run: they cost O(push) here.
+	DisableConsistencyCheck bool
+	// UTF8Names allows UTF-8 metric and label names in bodies and paths.
+	UTF8Names bool
+	// EnableAdminAPI enables PUT /api/v1/admin/wipe and the UI's delete-all.
+	EnableAdminAPI bool
+	// EnableLifecycle enables PUT|POST /-/quit.
+	EnableLifecycle bool
+	// EnablePprof serves /debug/pprof/ (off by default).
+	EnablePprof bool
+	// MaxBodyBytes limits a push body after decompression (0: no limit).
+	MaxBodyBytes int64
+	// Flags lists every application flag and its value for /api/v1/status.
+	Flags map[string]string
+	// Build describes the binary.
+	Build BuildInfo
+	// StartTime is when the process started.
+	StartTime time.Time
+	// Storage reports the persistence state for the UI's status page; nil
+	// when memory-only.
+	Storage func() StorageStatus
+	// Quit is called by /-/quit (when enabled) to begin a graceful shutdown.
+	Quit func()
+	// Ready reports whether the store has been loaded.
+	Ready func() bool
+	// Logger receives request logs; nil discards.
+	Logger *slog.Logger
+}
+
+// StorageStatus is the persistence state shown on the status page.
+type StorageStatus struct {
+	Path           string
+	FileBytes      int64
+	LiveBytes      int64
+	LastCompaction time.Time
+	Compactions    uint64
+	Syncs          uint64
+	Err            error
+}
+
+// Handler is pushgate's HTTP handler.
+type Handler struct {
+	opts     Options
+	store    *store.Store
+	registry *prometheus.Registry
+	metrics  *metrics
+	logger   *slog.Logger
+	ui       *uiAssets
+	gzip     gzipWriters
+}
