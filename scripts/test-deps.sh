@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# test-deps.sh installs what pushgate's end-to-end tests drive, only when it
+# is missing, so a second run costs well under a second:
+#   Debian packages: prometheus, prometheus-pushgateway (the reference),
+#                    python3-prometheus-client, curl, nodejs, npm
+#   npm modules:     e2e/node/node_modules (prom-client, from package-lock.json)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v prometheus-pushgateway >/dev/null 2>&1 || missing+=(prometheus-pushgateway)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if ! /usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+  missing+=(python3-prometheus-client)
+fi
+
+if ((${#missing[@]} > 0)); then
+  echo "test-deps: installing ${missing[*]}"
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+  # Debian's package starts the reference Pushgateway (and Prometheus) as
+  # services where an init system runs; the tests start their own on free
+  # ports, so nothing here depends on them.
+fi
+
+if [[ ! -d e2e/node/node_modules/prom-client ]]; then
+  echo "test-deps: npm ci in e2e/node"
+  (cd e2e/node && npm ci --no-audit --no-fund)
+fi
+echo "test-deps: ok"
