@@ -167,9 +167,17 @@ type apiFamily struct {
 // then one key per family, in name order.
 func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 	enc := json.NewEncoder(buf)
+	// encode appends v without the newline json.Encoder ends values with.
+	encode := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1)
+		return nil
+	}
 	key := g.Key()
 	buf.WriteString(`{"labels":`)
-	if err := enc.Encode(key.Map()); err != nil {
+	if err := encode(key.Map()); err != nil {
 		return fmt.Errorf("encode labels of %s: %w", key, err)
 	}
 	buf.WriteString(`,"last_push_successful":`)
@@ -184,7 +192,7 @@ func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 			return fmt.Errorf("group %s: %w", key, err)
 		}
 		buf.WriteByte(',')
-		if err := enc.Encode(name); err != nil {
+		if err := encode(name); err != nil {
 			return fmt.Errorf("encode family name %q: %w", name, err)
 		}
 		buf.WriteByte(':')
@@ -197,7 +205,7 @@ func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 		for _, m := range mf.GetMetric() {
 			af.Metrics = append(af.Metrics, newSeriesView(mf.GetType(), m).apiObject())
 		}
-		if err := enc.Encode(af); err != nil {
+		if err := encode(af); err != nil {
 			return fmt.Errorf("encode family %q of %s: %w", name, key, err)
 		}
 	}

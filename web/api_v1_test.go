@@ -390,3 +390,13 @@ func apiDo2(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	h.ServeHTTP(rec, req)
 	return rec
 }
+
+func TestAPIMetricsIsCompactJSON(t *testing.T) {
+	h, st := apiTestHandler(t)
+	apiPushText(t, st, apiT0, "a 1\n", "job", "x")
+	apiPushText(t, st, apiT0, "a 2\n", "job", "y")
+	body := apiDo(h, http.MethodGet, "/api/v1/metrics").Body.String()
+	if strings.Count(body, "\n") != 1 || !strings.HasSuffix(body, "]}\n") || !strings.Contains(body, `}},{"labels":{"job":"y"},"last_push_successful":true,"a":{`) {
+		t.Fatalf("not one compact line: %s", body)
+	}
+}
