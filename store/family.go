@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -61,16 +62,21 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor ex
 		series:   series,
 	}
 	var err error
-	f.metrics, err = exposition.AppendBody(nil, mf, exposition.NewFormat(exposition.EncodingProtobuf))
+	// Render into a scratch buffer and keep exact-size copies: appending
+	// leaves up to half of a buffer's capacity unused, which at 10,000
+	// groups was 40% of the store's memory.
+	scratch := make([]byte, 0, 4096)
+	scratch, err = exposition.AppendBody(scratch, mf, exposition.NewFormat(exposition.EncodingProtobuf))
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", f.name, err)
 	}
+	f.metrics = bytes.Clone(scratch)
 	if plain && renderFor != exposition.EncodingProtobuf {
-		body, err := exposition.AppendBody(nil, mf, exposition.NewFormat(renderFor))
+		scratch, err = exposition.AppendBody(scratch[:0], mf, exposition.NewFormat(renderFor))
 		if err != nil {
 			return nil, fmt.Errorf("render family %q: %w", f.name, err)
 		}
-		f.rendered.Store(&renderedBody{enc: renderFor, body: body})
+		f.rendered.Store(&renderedBody{enc: renderFor, body: bytes.Clone(scratch)})
 	}
 	return f, nil
 }
