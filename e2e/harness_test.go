@@ -697,7 +697,7 @@ func sampleValue(m *dto.Metric) float64 {
 }
 
 // pushedNames returns the names of families that are not the gateway's own
-// (go_*, process_*, pushgateway_*, promhttp_*).
+// (go_*, process_*, pushgateway_*, promhttp_*, and pushgate's own pushgate_*).
 func (f families) pushedNames() []string {
 	var names []string
 	for name := range f {
@@ -712,7 +712,7 @@ func (f families) pushedNames() []string {
 
 // isOwnMetric reports whether name belongs to the gateway's own metrics.
 func isOwnMetric(name string) bool {
-	for _, p := range []string{"go_", "process_", "pushgateway_", "promhttp_"} {
+	for _, p := range []string{"go_", "process_", "pushgateway_", "pushgate_", "promhttp_"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
