@@ -2,7 +2,9 @@ package exposition
 
 import (
 	"net/http"
+	"strings"
 
+	"github.com/munnerz/goautoneg"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -51,16 +53,41 @@ type Format struct {
 // expfmt has no separate text 1.0.0 renderer. Without a usable Accept header
 // the result is text 0.0.4 with escaping=underscores.
 func Negotiate(h http.Header) Format {
-	// expfmt's OpenMetrics-inclusive defaults without the protobuf text and
-	// compact-text debugging formats, which pushgate does not render: a
-	// client asking only for those gets the text format, as any client
-	// asking for something unknown does.
+	// Classic text (or protobuf) whenever the scraper accepts it, even when
+	// it prefers OpenMetrics: Prometheus 2 keeps the le and quantile label
+	// values exactly as the scrape spells them, and OpenMetrics spells
+	// le="1" as le="1.0", so preferring OpenMetrics would rename series that
+	// the reference Pushgateway (which never serves OpenMetrics) exposes.
+	// OpenMetrics goes to scrapers that accept nothing else. The protobuf
+	// text and compact-text debugging formats are not rendered: a client
+	// asking only for those gets the text format.
+	if acceptsClassic(h.Get("Accept")) {
+		return newFormat(expfmt.NegotiateAccept(h, expfmt.FmtProtoDelim, expfmt.FmtText))
+	}
 	return newFormat(expfmt.NegotiateAccept(h,
 		expfmt.FmtOpenMetrics_1_0_0,
 		expfmt.FmtOpenMetrics_0_0_1,
-		expfmt.FmtProtoDelim,
 		expfmt.FmtText,
 	))
+}
+
+// acceptsClassic reports whether an Accept header allows the text format or
+// protobuf (explicitly or through a wildcard), or is absent.
+func acceptsClassic(accept string) bool {
+	if strings.TrimSpace(accept) == "" {
+		return true
+	}
+	for _, ac := range goautoneg.ParseAccept(accept) {
+		if ac.Q <= 0 {
+			continue
+		}
+		switch {
+		case ac.Type == "*", ac.Type == "text" && (ac.SubType == "plain" || ac.SubType == "*"),
+			ac.Type == "application" && ac.SubType == "vnd.google.protobuf":
+			return true
+		}
+	}
+	return false
 }
 
 // NewFormat returns the format of encoding enc with no name escaping

@@ -163,7 +163,7 @@ func TestScrapeNegotiatesAndCompresses(t *testing.T) {
 	h, _ := newTestHandler(t, Options{})
 	do(t, h, http.MethodPut, "/metrics/job/j", []byte("m 1\n"), nil)
 	w := do(t, h, http.MethodGet, "/metrics", nil, map[string]string{
-		"Accept":          "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,text/plain;version=0.0.4;q=0.2",
+		"Accept":          "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8",
 		"Accept-Encoding": "gzip",
 	})
 	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text; version=1.0.0") {
