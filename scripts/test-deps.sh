@@ -3,7 +3,9 @@
 # is missing, so a second run costs well under a second:
 #   Debian packages: prometheus, prometheus-pushgateway (the reference),
 #                    python3-prometheus-client, curl, nodejs, npm
+#   Debian packages: chromium (the browser test drives it; no browser download)
 #   npm modules:     e2e/node/node_modules (prom-client, from package-lock.json)
+#                    e2e/browser/node_modules (playwright-core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +15,7 @@ command -v prometheus-pushgateway >/dev/null 2>&1 || missing+=(prometheus-pushga
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+[[ -x /usr/bin/chromium ]] || missing+=(chromium)
 if ! /usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1; then
   missing+=(python3-prometheus-client)
 fi
@@ -34,5 +37,9 @@ fi
 if [[ ! -d e2e/node/node_modules/prom-client ]]; then
   echo "test-deps: npm ci in e2e/node"
   (cd e2e/node && npm ci --no-audit --no-fund)
+fi
+if [[ ! -d e2e/browser/node_modules/playwright-core ]]; then
+  echo "test-deps: npm ci in e2e/browser"
+  (cd e2e/browser && npm ci --no-audit --no-fund)
 fi
 echo "test-deps: ok"
