@@ -144,7 +144,7 @@ start() {
 	"$@" >"$work/$name.log" 2>&1 &
 	server_pid=$!
 	pids+=("$server_pid")
-	if ! "$bench" wait -url "http://127.0.0.1:$port" -timeout 60s 2>>"$work/$name.log"; then
+	if ! "$bench" wait -url "http://127.0.0.1:$port" -pid "$server_pid" -timeout 60s 2>>"$work/$name.log"; then
 		log "$name did not become ready; its log:"
 		tail -20 "$work/$name.log" >&2
 		return 1
@@ -160,18 +160,18 @@ stop() {
 	kill -9 "$1" 2>/dev/null || true
 }
 
-# fill_to LABEL URL FROM TO LIMIT: PUT groups FROM..TO-1; returns 1 if the
-# fill did not finish in LIMIT.
+# fill_to LABEL URL FROM TO LIMIT [NAME]: PUT groups FROM..TO-1; returns 1
+# if the fill did not finish in LIMIT.
 fill_to() {
-	local label=$1 url=$2 from=$3 to=$4 limit=$5
+	local label=$1 url=$2 from=$3 to=$4 limit=$5 name=${6:-fill-$4}
 	local line
-	line=$(run "$label" "fill-$to" fill -url "$url" -start "$from" -groups $((to - from)) -clients "$CLIENTS" -duration "$limit" -check)
+	line=$(run "$label" "$name" fill -url "$url" -start "$from" -groups $((to - from)) -clients "$CLIENTS" -duration "$limit" -check)
 	if [[ "$line" == *'"finished":false'* ]]; then
 		local reached=${line#*\"reached\":}
 		reached=${reached%%,*}
 		local secs=${line#*\"seconds\":}
 		secs=${secs%%,*}
-		note "$label" "fill-$to" "did not finish: reached $((from + reached)) groups in ${secs%.*} s (limit $limit)"
+		note "$label" "$name" "did not finish: reached $((from + reached)) groups in ${secs%.*} s (limit $limit)"
 		return 1
 	fi
 }
@@ -270,7 +270,9 @@ fi
 log "reference (${ref_flags[*]:-checked}): starting for scrapes at $g groups"
 start reference "$REF_PORT" "$REFERENCE_BIN" --web.listen-address="127.0.0.1:$REF_PORT" --persistence.file= "${ref_flags[@]}"
 ref_pid=$server_pid
-fill_to reference "$ref_url" 0 "$g" "$FILL_LIMIT" || smoke_fail
+fill_name="fill-for-scrapes-$g"
+((${#ref_flags[@]})) && fill_name="fill-unchecked-$g"
+fill_to reference "$ref_url" 0 "$g" "$FILL_LIMIT" "$fill_name" || smoke_fail
 run reference "rss-$g" rss -pid "$ref_pid" >/dev/null
 if [[ ! -s "$work/body.txt" ]]; then
 	save_body "$ref_url" text "$work/body.txt"

@@ -416,7 +416,8 @@ func cmdRSS(_ context.Context, args []string, w io.Writer, _ *slog.Logger) error
 	return c.emit(w, result{Kind: "rss"})
 }
 
-// cmdWait polls GET /-/ready until it answers 200.
+// cmdWait polls GET /-/ready until it answers 200; with -pid it gives up as
+// soon as that process has exited.
 func cmdWait(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) error {
 	fs := flag.NewFlagSet("wait", flag.ContinueOnError)
 	var c common
@@ -448,6 +449,9 @@ func cmdWait(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) 
 				log.Info("ready", "url", c.url)
 				return nil
 			}
+		}
+		if c.pid > 0 && processGone(c.pid) {
+			return fmt.Errorf("process %d exited before %s/-/ready answered 200", c.pid, c.url)
 		}
 		select {
 		case <-ctx.Done():

@@ -62,3 +62,19 @@ func parseProcStatus(raw []byte) (procMemory, error) {
 	}
 	return m, nil
 }
+
+// processGone reports whether pid no longer runs: it has no /proc entry, or
+// it is a zombie waiting to be reaped.
+func processGone(pid int) bool {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return true
+	}
+	for line := range bytes.SplitSeq(raw, []byte("\n")) {
+		if state, ok := bytes.CutPrefix(line, []byte("State:")); ok {
+			state = bytes.TrimSpace(state)
+			return len(state) > 0 && (state[0] == 'Z' || state[0] == 'X')
+		}
+	}
+	return false
+}
