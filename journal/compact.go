@@ -260,6 +260,11 @@ func copyRange(w io.Writer, f file, off, n int64) error {
 	return err
 }
 
+// urgentCompactSlack is the growth beyond eight times the live bytes at
+// which a compaction runs without waiting for the interval, so that the file
+// stays proportional to the live data even under a heavy push load.
+const urgentCompactSlack = 256 << 20
+
 // needsCompactionLocked reports whether the file has outgrown the live data.
 // j.mu must be held.
 func (j *Journal) needsCompactionLocked() bool {
@@ -291,11 +296,12 @@ func (j *Journal) compactLoop() {
 		}
 		j.mu.Lock()
 		need := j.needsCompactionLocked()
+		urgent := j.fileBytes > 8*(fileHeaderSize+j.liveBytes)+urgentCompactSlack
 		j.mu.Unlock()
 		if !need {
 			continue
 		}
-		if wait := time.Until(notBefore); wait > 0 {
+		if wait := time.Until(notBefore); wait > 0 && !urgent {
 			timer.Reset(wait)
 			continue
 		}
