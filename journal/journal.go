@@ -36,6 +36,9 @@ type Options struct {
 // writer goroutine writes and fsyncs everything appended while the previous
 // write was in flight. It is safe for concurrent use.
 type Journal struct {
+	// lock is held on <path>.lock while the journal is open (nil in tests
+	// that use a fake file system).
+	lock     *os.File
 	path     string
 	dir      string
 	fs       fileSystem
@@ -137,7 +140,17 @@ func (t *Ticket) Wait(ctx context.Context) error {
 // and leaves the file unchanged. Leftover compaction files
 // (<path>.compact-*) are removed.
 func Open(ctx context.Context, path string, opts Options, load func(key string, value []byte) error) (*Journal, error) {
-	return open(ctx, path, opts, osFS{}, load)
+	lock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	j, err := open(ctx, path, opts, osFS{}, load)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	j.lock = lock
+	return j, nil
 }
 
 func open(ctx context.Context, path string, opts Options, fsys fileSystem, load func(key string, value []byte) error) (*Journal, error) {
@@ -509,6 +522,9 @@ func (j *Journal) Close() error {
 	j.fileMu.Lock()
 	defer j.fileMu.Unlock()
 	closeErr := j.f.Close()
+	if j.lock != nil {
+		j.lock.Close()
+	}
 	if err := j.Err(); err != nil {
 		return err
 	}

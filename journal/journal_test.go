@@ -588,3 +588,22 @@ func TestLeftoverCompactionFilesAreRemoved(t *testing.T) {
 		t.Errorf("another journal's file was touched: %v", err)
 	}
 }
+
+func TestASecondOpenOfTheSameJournalIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.pgj")
+	j, err := Open(context.Background(), path, Options{}, func(string, []byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), path, Options{}, func(string, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("second open: err = %v, want a lock error", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j2, err := Open(context.Background(), path, Options{}, func(string, []byte) error { return nil })
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	j2.Close()
+}

@@ -138,6 +138,7 @@ func importReference(ctx context.Context, path string, opts journal.Options, st 
 	if err := j.Close(); err != nil {
 		return fmt.Errorf("close imported journal: %w", err)
 	}
+	_ = os.Remove(tmp + ".lock")
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("replace reference file with journal: %w", err)
 	}
