@@ -161,7 +161,9 @@ func cmdFill(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 		log.Warn("fill had errors", "errors", r.Errors, "last", lastErr)
 	}
 	if *check {
-		n, err := waitStored(ctx, client, base, *start+*groups, log)
+		// Wait only for the groups that were pushed: after an unfinished
+		// fill there is nothing more to wait for.
+		n, err := waitStored(ctx, client, base, *start+int(ok), log)
 		if err != nil {
 			return err
 		}
@@ -170,8 +172,8 @@ func cmdFill(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	if err := c.emit(w, r); err != nil {
 		return err
 	}
-	if c.strict && r.Stored != nil && *r.Stored != *start+*groups {
-		return fmt.Errorf("the gateway exposes %d bench groups, want %d (-strict)", *r.Stored, *start+*groups)
+	if c.strict && r.Stored != nil && *r.Stored != *start+int(ok) {
+		return fmt.Errorf("the gateway exposes %d bench groups, want %d (-strict)", *r.Stored, *start+int(ok))
 	}
 	return nil
 }
