@@ -47,16 +47,29 @@ fi
 : "${CLIENTS:=8}" "${PG_PORT:=19191}" "${REF_PORT:=19192}" "${NULL_PORT:=19193}"
 : "${REFERENCE_BIN:=/usr/bin/prometheus-pushgateway}" "${PUSHGATE_BIN:=}"
 
-# Bound the whole run: re-run this script under timeout(1), which signals
-# the script's whole process group when the time is up; the trap below then
-# stops the servers.
+# Bound the whole run: re-run this script under timeout(1). timeout puts
+# itself and everything below it in a process group of its own and, when
+# the time is up, signals that whole group; the trap below then stops the
+# servers. Because that group is not the caller's, this outer shell forwards
+# INT, TERM and HUP to it, so Ctrl-C or a CI job's kill still reaches
+# every process the run started.
 if [[ -z "${COMPARE_UNDER_TIMEOUT:-}" ]]; then
 	export COMPARE_UNDER_TIMEOUT=1 SIZES SCRAPE_GROUPS PUSH_DURATION MIXED_DURATION FILL_LIMIT REF_FILL_LIMIT \
 		SCRAPE_COUNT COMPARE_TIMEOUT CLIENTS PG_PORT REF_PORT NULL_PORT REFERENCE_BIN PUSHGATE_BIN
 	args=()
 	((smoke)) && args+=(--smoke)
 	[[ -n "$out" ]] && args+=(-o "$out")
-	exec timeout --kill-after=10 "$COMPARE_TIMEOUT" "$0" "${args[@]}"
+	timeout --kill-after=10 "$COMPARE_TIMEOUT" "$0" "${args[@]}" &
+	tpid=$!
+	forward() { kill -TERM -- "-$tpid" 2>/dev/null || kill -TERM "$tpid" 2>/dev/null || true; }
+	trap forward INT TERM HUP
+	status=0
+	wait "$tpid" || status=$?
+	while kill -0 "$tpid" 2>/dev/null; do
+		status=0
+		wait "$tpid" || status=$?
+	done
+	exit "$status"
 fi
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -165,13 +178,15 @@ stop() {
 fill_to() {
 	local label=$1 url=$2 from=$3 to=$4 limit=$5 name=${6:-fill-$4}
 	local line
-	line=$(run "$label" "$name" fill -url "$url" -start "$from" -groups $((to - from)) -clients "$CLIENTS" -duration "$limit" -check)
+	# Not in $(...): a failure must reach this shell's count of failures.
+	run "$label" "$name" fill -url "$url" -start "$from" -groups $((to - from)) -clients "$CLIENTS" -duration "$limit" -check >"$work/fill.json"
+	line=$(<"$work/fill.json")
 	if [[ "$line" == *'"finished":false'* ]]; then
 		local reached=${line#*\"reached\":}
 		reached=${reached%%,*}
 		local secs=${line#*\"seconds\":}
 		secs=${secs%%,*}
-		note "$label" "$name" "did not finish: reached $((from + reached)) groups in ${secs%.*} s (limit $limit)"
+		note "$label" "$name" "did not finish: reached $reached groups in ${secs%.*} s (limit $limit)"
 		return 1
 	fi
 }

@@ -153,7 +153,7 @@ func cmdFill(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	for _, t := range ts {
 		ok += t.ok
 	}
-	r.Reached = int(ok)
+	r.Reached = *start + int(ok) // the store's bench groups, if it started with start
 	r.PerSec = float64(ok) / max(elapsed.Seconds(), 1e-9)
 	finished := ok == int64(*groups)
 	r.Finished = &finished

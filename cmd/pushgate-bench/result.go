@@ -50,8 +50,9 @@ type result struct {
 	ContentType string  `json:"content_type,omitempty"`
 	MBPerSec    float64 `json:"mb_per_second,omitempty"`
 
-	// Fill: whether all groups were pushed before the time limit, and how
-	// many were; Stored is the count the gateway exposes after -check.
+	// Fill: whether all groups were pushed before the time limit, and the
+	// number of bench groups reached (-start plus the successful PUTs);
+	// Stored is the count the gateway exposes after -check.
 	Finished *bool `json:"finished,omitempty"`
 	Reached  int   `json:"reached,omitempty"`
 	Stored   *int  `json:"stored,omitempty"`
