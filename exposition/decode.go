@@ -231,43 +231,41 @@ func checkFamily(mf *dto.MetricFamily, utf8Names bool) error {
 				}
 			}
 		}
-		if !hasValueOf(m, typ) {
-			return fmt.Errorf("metric %q of type %s has no %s value", name, typ, strings.ToLower(valueFieldOf(typ)))
+		if err := CheckMetricValue(typ, m); err != nil {
+			return fmt.Errorf("metric %q: %w", name, err)
 		}
 	}
 	return nil
 }
 
-// hasValueOf reports whether m carries the value field that type typ needs.
-func hasValueOf(m *dto.Metric, typ dto.MetricType) bool {
+// CheckMetricValue reports an error unless m carries exactly one value
+// field, the one its family's type typ calls for. The text parser guarantees
+// this; protobuf bodies and stored data are checked with it.
+func CheckMetricValue(typ dto.MetricType, m *dto.Metric) error {
+	var want string
+	var ok bool
 	switch typ {
 	case dto.MetricType_COUNTER:
-		return m.Counter != nil
+		want, ok = "counter", m.Counter != nil
 	case dto.MetricType_GAUGE:
-		return m.Gauge != nil
+		want, ok = "gauge", m.Gauge != nil
 	case dto.MetricType_SUMMARY:
-		return m.Summary != nil
+		want, ok = "summary", m.Summary != nil
 	case dto.MetricType_UNTYPED:
-		return m.Untyped != nil
+		want, ok = "untyped", m.Untyped != nil
 	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-		return m.Histogram != nil
+		want, ok = "histogram", m.Histogram != nil
 	default:
-		return false
+		return fmt.Errorf("unknown metric type %d", int32(typ))
 	}
-}
-
-// valueFieldOf names the Metric field that type typ needs.
-func valueFieldOf(typ dto.MetricType) string {
-	switch typ {
-	case dto.MetricType_COUNTER:
-		return "counter"
-	case dto.MetricType_GAUGE:
-		return "gauge"
-	case dto.MetricType_SUMMARY:
-		return "summary"
-	case dto.MetricType_UNTYPED:
-		return "untyped"
-	default:
-		return "histogram"
+	set := 0
+	for _, present := range []bool{m.Counter != nil, m.Gauge != nil, m.Untyped != nil, m.Summary != nil, m.Histogram != nil} {
+		if present {
+			set++
+		}
 	}
+	if !ok || set != 1 {
+		return fmt.Errorf("a metric of type %s must carry exactly one %s value", strings.ToLower(typ.String()), want)
+	}
+	return nil
 }

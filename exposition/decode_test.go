@@ -217,7 +217,7 @@ func TestDecodeProtobuf(t *testing.T) {
 		{"a label value that is not UTF-8 is an error", delimited(t, gaugeFamily("m", 1, "l", "\xff")), false, nil, `invalid label value "\xff" for label "l" in metric "m"`},
 		{"a __name__ label is an error", delimited(t, gaugeFamily("m", 1, "__name__", "x")), false, nil, `label name "__name__" is reserved`},
 		{"a repeated label name is an error", delimited(t, gaugeFamily("m", 1, "l", "1", "l", "2")), false, nil, `duplicate label name "l" in metric "m"`},
-		{"a metric without the value of its type is an error", delimited(t, &dto.MetricFamily{Name: proto.String("c"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}), false, nil, `metric "c" of type COUNTER has no counter value`},
+		{"a metric without the value of its type is an error", delimited(t, &dto.MetricFamily{Name: proto.String("c"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}), false, nil, `metric "c": a metric of type counter must carry exactly one counter value`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

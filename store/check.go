@@ -58,7 +58,7 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, seed ma
 			if m.TimestampMs != nil {
 				return nil, fmt.Errorf("pushed metrics must not have timestamps: metric %q has one", name)
 			}
-			if err := checkValueType(mf.GetType(), m); err != nil {
+			if err := exposition.CheckMetricValue(mf.GetType(), m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
 			labels, err := sanitizeLabels(m.Label, grouping, hasInstance, key, utf8Names)
@@ -113,38 +113,6 @@ func sanitizeLabels(in []*dto.LabelPair, grouping []*dto.LabelPair, hasInstance 
 		}
 	}
 	return out, nil
-}
-
-// checkValueType verifies that a metric carries exactly the value its
-// family's type calls for. The text parser guarantees this; protobuf bodies
-// can get it wrong.
-func checkValueType(typ dto.MetricType, m *dto.Metric) error {
-	var want string
-	var ok bool
-	set := 0
-	for _, present := range []bool{m.Counter != nil, m.Gauge != nil, m.Untyped != nil, m.Summary != nil, m.Histogram != nil} {
-		if present {
-			set++
-		}
-	}
-	switch typ {
-	case dto.MetricType_COUNTER:
-		want, ok = "counter", m.Counter != nil
-	case dto.MetricType_GAUGE:
-		want, ok = "gauge", m.Gauge != nil
-	case dto.MetricType_UNTYPED:
-		want, ok = "untyped", m.Untyped != nil
-	case dto.MetricType_SUMMARY:
-		want, ok = "summary", m.Summary != nil
-	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-		want, ok = "histogram", m.Histogram != nil
-	default:
-		return fmt.Errorf("unknown metric type %d", int32(typ))
-	}
-	if !ok || set != 1 {
-		return fmt.Errorf("a metric of type %s must carry exactly one %s value", strings.ToLower(typ.String()), want)
-	}
-	return nil
 }
 
 // checkReservedLabels rejects labels that would clash with the series a
