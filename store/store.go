@@ -143,7 +143,6 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		}
 	}
 	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed, enc)
-	zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed, enc)
 	gid := p.Key.ID()
 
 	s.mu.Lock()
@@ -160,6 +159,9 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		}
 		ng.families[PushFailureTimeName] = old.families[PushFailureTimeName]
 	} else {
+		// A new group starts with push_failure_time_seconds 0. Built here,
+		// under the lock, because only new groups need it.
+		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed, enc)
 		ng.families[PushFailureTimeName] = zeroFail
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
