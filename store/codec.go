@@ -164,16 +164,6 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	return nil
 }
 
-// RestoreDelete removes a group while the journal is replayed. The journal
-// replays only live keys, so this exists for completeness of imports.
-func (s *Store) RestoreDelete(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.groups[key]; old != nil {
-		s.install(key, old, nil)
-	}
-}
-
 func timeNanos(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
