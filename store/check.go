@@ -32,9 +32,15 @@ type preparedFamily struct {
 // body labels, a missing instance label becomes instance="", labels are
 // sorted) and checks everything that needs no store state: reserved names,
 // timestamps, value/type agreement, label names and values, reserved labels
-// of summaries and histograms, and duplicate series inside the push. It
-// modifies the families in place.
-func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, seed maphash.Seed) ([]preparedFamily, error) {
+// of summaries and histograms, duplicate series inside the push, and the
+// per-push limits in lim (a *LimitError). It modifies the families in place.
+func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Limits, seed maphash.Seed) ([]preparedFamily, error) {
+	if err := lim.checkPushSeries(families); err != nil {
+		return nil, err
+	}
+	if err := lim.checkGrouping(key); err != nil {
+		return nil, err
+	}
 	grouping := make([]*dto.LabelPair, 0, len(key.labels)+1)
 	for _, l := range key.labels {
 		grouping = append(grouping, &dto.LabelPair{Name: proto.String(l.Name), Value: proto.String(l.Value)})
@@ -52,6 +58,9 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, seed ma
 		if !exposition.ValidMetricName(name, utf8Names) {
 			return nil, fmt.Errorf("invalid metric name %q", name)
 		}
+		if err := lim.checkMetricName(name); err != nil {
+			return nil, err
+		}
 		seen := make(map[uint64]struct{}, len(mf.Metric))
 		hashes := make([]uint64, 0, len(mf.Metric))
 		for _, m := range mf.Metric {
@@ -61,9 +70,12 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, seed ma
 			if err := exposition.CheckMetricValue(mf.GetType(), m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
-			labels, err := sanitizeLabels(m.Label, grouping, hasInstance, key, utf8Names)
+			labels, err := sanitizeLabels(name, m.Label, grouping, hasInstance, key, utf8Names, lim)
 			if err != nil {
-				return nil, fmt.Errorf("metric %q: %w", name, err)
+				return nil, err
+			}
+			if err := lim.checkLabelCount(name, len(labels)); err != nil {
+				return nil, err
 			}
 			m.Label = labels
 			if err := checkReservedLabels(mf.GetType(), labels); err != nil {
@@ -83,7 +95,14 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, seed ma
 
 // sanitizeLabels returns the metric's labels with the grouping labels forced
 // to the key's values, instance="" added when absent, and sorted by name.
-func sanitizeLabels(in []*dto.LabelPair, grouping []*dto.LabelPair, hasInstance bool, key GroupKey, utf8Names bool) ([]*dto.LabelPair, error) {
+// Errors name the metric.
+func sanitizeLabels(metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, hasInstance bool, key GroupKey, utf8Names bool, lim Limits) ([]*dto.LabelPair, error) {
+	// A series with far more labels than the limit is rejected before the
+	// copy and sort below; body labels the grouping key overwrites are too
+	// few to matter.
+	if lim.MaxLabelsPerSeries > 0 && len(in) > lim.MaxLabelsPerSeries+len(grouping) {
+		return nil, lim.checkLabelCount(metric, len(in))
+	}
 	out := make([]*dto.LabelPair, 0, len(in)+len(grouping)+1)
 	bodyInstance := false
 	for _, lp := range in {
@@ -91,11 +110,14 @@ func sanitizeLabels(in []*dto.LabelPair, grouping []*dto.LabelPair, hasInstance 
 		if _, grouped := key.Get(n); grouped {
 			continue
 		}
+		if err := lim.checkLabel(metric, n, lp.GetValue()); err != nil {
+			return nil, err
+		}
 		if strings.HasPrefix(n, "__") || !exposition.ValidLabelName(n, utf8Names) {
-			return nil, fmt.Errorf("invalid label name %q", n)
+			return nil, fmt.Errorf("metric %q: invalid label name %q", metric, n)
 		}
 		if !utf8.ValidString(lp.GetValue()) {
-			return nil, fmt.Errorf("label %q has a value that is not valid UTF-8", n)
+			return nil, fmt.Errorf("metric %q: label %q has a value that is not valid UTF-8", metric, n)
 		}
 		if n == "instance" {
 			bodyInstance = true
@@ -109,7 +131,7 @@ func sanitizeLabels(in []*dto.LabelPair, grouping []*dto.LabelPair, hasInstance 
 	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
 	for i := 1; i < len(out); i++ {
 		if out[i].GetName() == out[i-1].GetName() {
-			return nil, fmt.Errorf("duplicate label name %q", out[i].GetName())
+			return nil, fmt.Errorf("metric %q: duplicate label name %q", metric, out[i].GetName())
 		}
 	}
 	return out, nil

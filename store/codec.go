@@ -132,7 +132,9 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	for i, sf := range sg.families {
 		mfs[i] = sf.mf
 	}
-	prepared, err := prepare(sg.key, mfs, s.opts.UTF8Names, s.seed)
+	// No limits: a group already acknowledged is never dropped because a
+	// limit was lowered since; the running totals still count it.
+	prepared, err := prepare(sg.key, mfs, s.opts.UTF8Names, Limits{}, s.seed)
 	if err != nil {
 		return err
 	}

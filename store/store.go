@@ -6,6 +6,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -35,6 +36,8 @@ type Options struct {
 	UTF8Names bool
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
+	// Limits bounds pushes and the store's size; the zero value has none.
+	Limits Limits
 }
 
 // Method says how a push changes its group.
@@ -72,6 +75,9 @@ type Store struct {
 	index   index
 	entries *btree.BTreeG[entry]
 	pending []undo
+	// series is the number of series of all groups, kept by install so that
+	// the store limits are checked in O(push).
+	series int
 }
 
 // entry is one family of one group in the scrape order: by metric name, then
@@ -128,11 +134,16 @@ func (s *Store) SetJournal(j Journal) {
 }
 
 // Push applies a push. It returns nil once the change is stored (and durable,
-// with a journal), a *RejectError when the push failed the checks, or a
-// *PersistenceError when the journal failed.
+// with a journal), a *LimitError when a limit refused it (nothing changed),
+// a *RejectError when the push failed the checks, or a *PersistenceError
+// when the journal failed.
 func (s *Store) Push(ctx context.Context, p Push) error {
-	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.seed)
+	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
 	if err != nil {
+		var lerr *LimitError
+		if errors.As(err, &lerr) {
+			return err
+		}
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
 	enc := exposition.Encoding(s.renderEnc.Load())
@@ -169,6 +180,14 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		ng.families[f.name] = f
 	}
 	ng.families[PushTimeName] = pushFam
+	newGroups := 0
+	if old == nil {
+		newGroups = 1
+	}
+	if err := s.opts.Limits.checkStore(len(s.groups), s.series, newGroups, seriesDelta(old, ng)); err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
 		s.mu.Unlock()
 		return s.recordFailure(ctx, p.Key, p.Time, err)
@@ -202,9 +221,14 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 	} else {
 		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed, enc)
 		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
-		if err := s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.ownerName); err != nil {
+		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
+		if err == nil {
+			err = s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.ownerName)
+		}
+		if err != nil {
 			s.mu.Unlock()
-			s.logger.Warn("failure time not recorded: the group cannot be created", "group", key.String(), "reason", err)
+			// Debug: a client can cause this at will, so it must not flood the log.
+			s.logger.Debug("failure time not recorded: the group cannot be created", "group", key.String(), "reason", err)
 			return rej
 		}
 	}
@@ -310,13 +334,15 @@ func (s *Store) wait(ctx context.Context, ticket *journal.Ticket) error {
 
 // install replaces group gid's state old by next (nil: absent) in the group
 // map, the consistency index and the scrape order. Families shared by old and
-// next are left alone, so the cost is that of the change. s.mu must be held.
+// next are left alone, so the cost is that of the change. It keeps the
+// series total. s.mu must be held.
 func (s *Store) install(gid string, old, next *Group) {
 	if old != nil {
 		for name, f := range old.families {
 			if next != nil && next.families[name] == f {
 				continue
 			}
+			s.series -= len(f.series)
 			s.index.remove(gid, f)
 			s.entries.Delete(entry{name: name, gid: gid})
 		}
@@ -329,6 +355,7 @@ func (s *Store) install(gid string, old, next *Group) {
 		if old != nil && old.families[name] == f {
 			continue
 		}
+		s.series += len(f.series)
 		s.index.add(gid, f)
 		s.entries.ReplaceOrInsert(entry{name: name, gid: gid, fam: f})
 	}
@@ -367,16 +394,15 @@ type Stats struct {
 	Groups, Families, Series int
 }
 
-// Stats counts groups, families and series.
+// Stats counts groups, families and series in O(1), from running totals.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Groups: len(s.groups), Families: s.entries.Len()}
-	for _, e := range s.index {
-		st.Series += len(e.series)
-	}
-	return st
+	return Stats{Groups: len(s.groups), Families: s.entries.Len(), Series: s.series}
 }
+
+// Limits returns the limits the store enforces.
+func (s *Store) Limits() Limits { return s.opts.Limits }
 
 // DeleteWhere removes, in one atomic change, every group for which match
 // returns true, and returns their keys sorted. With dryRun it only returns

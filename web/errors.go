@@ -32,11 +32,13 @@ func statusOf(err error) int {
 
 // fail answers a rejected request with code and a one-line reason, counts it
 // by reason and logs it at debug level (rejections are the clients' problem
-// and must not flood the log).
+// and must not flood the log); only server failures are logged as errors.
 func (h *Handler) fail(w http.ResponseWriter, handler, reason string, code int, err error) {
 	h.metrics.reject(handler, reason)
 	msg := oneLine(err.Error())
-	if code >= 500 {
+	// 507 is a full store: clients cause it at will, so it is logged like a
+	// client error and shows in the rejection counter instead.
+	if code >= 500 && code != http.StatusInsufficientStorage {
 		h.logger.Error("request failed", "handler", handler, "reason", reason, "err", msg)
 	} else {
 		h.logger.Debug("request rejected", "handler", handler, "reason", reason, "code", code, "err", msg)
@@ -48,7 +50,15 @@ func (h *Handler) fail(w http.ResponseWriter, handler, reason string, code int, 
 func (h *Handler) writeStoreError(w http.ResponseWriter, handler string, err error) {
 	var rej *store.RejectError
 	var perr *store.PersistenceError
+	var lerr *store.LimitError
 	switch {
+	case errors.As(err, &lerr) && lerr.StoreFull:
+		// 507, not 429: the store as a whole is full, so retrying the same
+		// push later (what 429 invites) fails again until someone deletes
+		// groups or raises the limit.
+		h.fail(w, handler, lerr.Reason, http.StatusInsufficientStorage, err)
+	case errors.As(err, &lerr):
+		h.fail(w, handler, lerr.Reason, http.StatusBadRequest, err)
 	case errors.As(err, &rej):
 		h.fail(w, handler, "inconsistent", http.StatusBadRequest, err)
 	case errors.As(err, &perr):

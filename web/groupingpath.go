@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/store"
 )
 
 // GroupingPathOptions configures ParseGroupingPath.
@@ -16,6 +17,9 @@ type GroupingPathOptions struct {
 	// UTF8Names accepts UTF-8 label names, written in the path with the
 	// "U__" value-encoding escaping (see exposition.UnescapeLabelName).
 	UTF8Names bool
+	// Limits bounds the length of label names and values (job included);
+	// a violation is a *store.LimitError. The zero value checks nothing.
+	Limits store.Limits
 }
 
 // errJobRequired is returned for an empty job name.
@@ -61,6 +65,9 @@ func ParseGroupingPath(escapedRest string, opts GroupingPathOptions) (map[string
 	}
 	if !utf8.ValidString(job) {
 		return nil, fmt.Errorf("job name %q is not valid UTF-8", job)
+	}
+	if err := opts.Limits.CheckGroupingLabel("job", job); err != nil {
+		return nil, err
 	}
 
 	// "job/J/" has an empty label path, which is ignored.
@@ -115,6 +122,9 @@ func parseLabelPair(nameRaw, valueRaw string, opts GroupingPathOptions) (name, v
 	}
 	if !utf8.ValidString(value) {
 		return "", "", fmt.Errorf("value %q of label %q is not valid UTF-8", value, name)
+	}
+	if err := opts.Limits.CheckGroupingLabel(name, value); err != nil {
+		return "", "", err
 	}
 	return name, value, nil
 }

@@ -27,7 +27,8 @@ type metrics struct {
 
 // newMetrics registers the HTTP metrics, the build info and the store's size
 // gauges in reg.
-func newMetrics(reg *prometheus.Registry, st *store.Store, build BuildInfo) (*metrics, error) {
+func newMetrics(reg *prometheus.Registry, st *store.Store, opts Options) (*metrics, error) {
+	build := opts.Build
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pushgateway_http_requests_total",
@@ -45,7 +46,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, build BuildInfo) (*me
 		}, []string{"method"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pushgate_rejected_requests_total",
-			Help: "Requests answered with an error, by handler and reason (path, body, encoding, too_large, inconsistent, persistence, method, loading, ...).",
+			Help: "Requests answered with an error, by handler and reason (path, body, encoding, too_large, inconsistent, persistence, method, loading, too_many_series, too_many_labels, label_name_too_long, label_value_too_long, store_full_groups, store_full_series, ...).",
 		}, []string{"handler", "reason"}),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -65,7 +66,23 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, build BuildInfo) (*me
 		Name: "pushgate_series",
 		Help: "Number of series stored, push_time_seconds and push_failure_time_seconds included.",
 	}, func() float64 { return float64(st.Stats().Series) })
-	for _, c := range []prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series} {
+	limits := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pushgate_limit",
+		Help: "Configured limits, by flag name without the dashes; 0 means no limit. Compare pushgate_groups and pushgate_series with the store.* ones.",
+	}, []string{"name"})
+	lim := st.Limits()
+	for name, v := range map[string]int64{
+		"push.max-body-bytes":         opts.MaxBodyBytes,
+		"push.max-series":             int64(lim.MaxSeriesPerPush),
+		"push.max-labels-per-series":  int64(lim.MaxLabelsPerSeries),
+		"push.max-label-name-length":  int64(lim.MaxLabelNameLength),
+		"push.max-label-value-length": int64(lim.MaxLabelValueLength),
+		"store.max-groups":            int64(lim.MaxGroups),
+		"store.max-series":            int64(lim.MaxSeries),
+	} {
+		limits.WithLabelValues(name).Set(float64(v))
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series, limits} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

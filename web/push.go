@@ -18,9 +18,14 @@ import (
 // push handles PUT (replace) and POST (merge) on a group path.
 func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, method store.Method) {
 	start := time.Now()
-	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
+	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store.Limits()})
 	if err != nil {
-		h.fail(w, "push", "path", http.StatusBadRequest, err)
+		reason := "path"
+		var lerr *store.LimitError
+		if errors.As(err, &lerr) {
+			reason = lerr.Reason
+		}
+		h.fail(w, "push", reason, http.StatusBadRequest, err)
 		return
 	}
 	body, err := h.requestBody(r)

@@ -25,7 +25,7 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if opts.Ready == nil {
 		opts.Ready = func() bool { return true }
 	}
-	m, err := newMetrics(reg, st, opts.Build)
+	m, err := newMetrics(reg, st, opts)
 	if err != nil {
 		return nil, err
 	}

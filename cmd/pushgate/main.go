@@ -55,6 +55,8 @@ type config struct {
 	disableConsistencyCheck bool
 	utf8Names               bool
 	maxBodyBytes            int64
+	limits                  store.Limits
+	server                  serverLimits
 	forceEmpty              bool
 	log                     *promslog.Config
 	app                     *kingpin.Application
@@ -81,8 +83,12 @@ func parseFlags(args []string) (*config, error) {
 	app.Flag("push.disable-consistency-check", "Answer pushes with 202 like the reference does in this mode. pushgate still checks every push: its check costs O(push).").Default("false").BoolVar(&c.disableConsistencyCheck)
 	app.Flag("push.enable-utf8-names", "Allow UTF-8 characters in metric and label names.").Default("false").BoolVar(&c.utf8Names)
 	app.Flag("push.max-body-bytes", "Largest push body accepted, after decompression (pushgate only).").Default("67108864").Int64Var(&c.maxBodyBytes)
+	addLimitFlags(app, &c.limits, &c.server)
 	promslogflag.AddFlags(app, c.log)
 	if _, err := app.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := checkLimits(c.maxBodyBytes, c.limits, c.server); err != nil {
 		return nil, err
 	}
 	if c.persistenceInterval <= 0 {
@@ -127,7 +133,7 @@ func run(args []string) int {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	st := store.New(store.Options{UTF8Names: c.utf8Names, Logger: logger})
+	st := store.New(store.Options{UTF8Names: c.utf8Names, Logger: logger, Limits: c.limits})
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -170,12 +176,10 @@ func run(args []string) int {
 	}
 	st.Reserve(append(builtin, web.OwnFamilies()...))
 
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       5 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-	}
+	srv := c.server.apply(&http.Server{
+		Handler:  handler,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- toolkitweb.ListenAndServe(srv, c.toolkit, logger) }()
 

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/pushgate/pushgate/store"
+)
+
+// serverLimits are the http.Server's header size limit and timeouts.
+type serverLimits struct {
+	maxHeaderBytes    int
+	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	writeTimeout      time.Duration
+	idleTimeout       time.Duration
+}
+
+// Server defaults. The read and write timeouts are server-wide rather than
+// set per request with http.ResponseController: a GET has no body, so the
+// read timeout only ever bounds a push upload, and the write timeout must
+// bound every response anyway. 5m lets a 64 MiB push body arrive at about
+// 220 KB/s and a large scrape leave as slowly.
+const (
+	defaultMaxHeaderBytes    = http.DefaultMaxHeaderBytes // 1 MiB
+	defaultReadHeaderTimeout = "30s"
+	defaultReadTimeout       = "5m"
+	defaultWriteTimeout      = "5m"
+	defaultIdleTimeout       = "5m"
+)
+
+// addLimitFlags declares pushgate's limit flags (none of them exist in the
+// reference Pushgateway).
+func addLimitFlags(app *kingpin.Application, l *store.Limits, s *serverLimits) {
+	itoa := strconv.Itoa
+	app.Flag("push.max-series", "Most series (metrics of all families) in one push; more is answered 400. 0: no limit (pushgate only).").
+		Default(itoa(store.DefaultMaxSeriesPerPush)).IntVar(&l.MaxSeriesPerPush)
+	app.Flag("push.max-labels-per-series", "Most labels of one pushed series, grouping labels and instance included; more is answered 400. 0: no limit (pushgate only).").
+		Default(itoa(store.DefaultMaxLabelsPerSeries)).IntVar(&l.MaxLabelsPerSeries)
+	app.Flag("push.max-label-name-length", "Longest label name in bytes, in the body or the grouping key; longer is answered 400. 0: no limit (pushgate only).").
+		Default(itoa(store.DefaultMaxLabelNameLength)).IntVar(&l.MaxLabelNameLength)
+	app.Flag("push.max-label-value-length", "Longest label value (and metric name) in bytes, in the body or the grouping key; longer is answered 400. 0: no limit (pushgate only).").
+		Default(itoa(store.DefaultMaxLabelValueLength)).IntVar(&l.MaxLabelValueLength)
+	app.Flag("store.max-groups", "Most groups stored; a push that would add one more is answered 507. 0: no limit (pushgate only).").
+		Default(itoa(store.DefaultMaxGroups)).IntVar(&l.MaxGroups)
+	app.Flag("store.max-series", "Most series stored, push_time_seconds and push_failure_time_seconds included; a push that would add more is answered 507. 0: no limit (pushgate only).").
+		Default(itoa(store.DefaultMaxSeries)).IntVar(&l.MaxSeries)
+	app.Flag("web.max-header-bytes", "Largest request header block in bytes; larger is answered 431. 0: Go's default, 1 MiB (pushgate only).").
+		Default(itoa(defaultMaxHeaderBytes)).IntVar(&s.maxHeaderBytes)
+	app.Flag("web.read-header-timeout", "Time allowed to read a request's headers. 0: the read timeout (pushgate only).").
+		Default(defaultReadHeaderTimeout).DurationVar(&s.readHeaderTimeout)
+	app.Flag("web.read-timeout", "Time allowed to read a whole request, body included. 0: no limit (pushgate only).").
+		Default(defaultReadTimeout).DurationVar(&s.readTimeout)
+	app.Flag("web.write-timeout", "Time allowed from the end of the request headers to the end of the response. 0: no limit (pushgate only).").
+		Default(defaultWriteTimeout).DurationVar(&s.writeTimeout)
+	app.Flag("web.idle-timeout", "Time a keep-alive connection may wait for its next request. 0: the read timeout (pushgate only).").
+		Default(defaultIdleTimeout).DurationVar(&s.idleTimeout)
+}
+
+// checkLimits rejects negative limits: 0 is the way to say "no limit".
+func checkLimits(maxBodyBytes int64, l store.Limits, s serverLimits) error {
+	for _, v := range []struct {
+		flag string
+		val  int64
+	}{
+		{"push.max-body-bytes", maxBodyBytes},
+		{"push.max-series", int64(l.MaxSeriesPerPush)},
+		{"push.max-labels-per-series", int64(l.MaxLabelsPerSeries)},
+		{"push.max-label-name-length", int64(l.MaxLabelNameLength)},
+		{"push.max-label-value-length", int64(l.MaxLabelValueLength)},
+		{"store.max-groups", int64(l.MaxGroups)},
+		{"store.max-series", int64(l.MaxSeries)},
+		{"web.max-header-bytes", int64(s.maxHeaderBytes)},
+		{"web.read-header-timeout", int64(s.readHeaderTimeout)},
+		{"web.read-timeout", int64(s.readTimeout)},
+		{"web.write-timeout", int64(s.writeTimeout)},
+		{"web.idle-timeout", int64(s.idleTimeout)},
+	} {
+		if v.val < 0 {
+			return fmt.Errorf("--%s must not be negative", v.flag)
+		}
+	}
+	return nil
+}
+
+// apply sets the limits on srv and returns it.
+func (s serverLimits) apply(srv *http.Server) *http.Server {
+	srv.MaxHeaderBytes = s.maxHeaderBytes
+	srv.ReadHeaderTimeout = s.readHeaderTimeout
+	srv.ReadTimeout = s.readTimeout
+	srv.WriteTimeout = s.writeTimeout
+	srv.IdleTimeout = s.idleTimeout
+	return srv
+}
