@@ -1,0 +1,266 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requireLimit asserts that err is a *LimitError with the given reason and
+// fullness whose message names flag.
+func requireLimit(t *testing.T, err error, reason string, full bool, flag string) {
+	t.Helper()
+	var lerr *LimitError
+	if !errors.As(err, &lerr) {
+		t.Fatalf("got %v (%T), want a *LimitError %s", err, err, reason)
+	}
+	if lerr.Reason != reason || lerr.StoreFull != full {
+		t.Fatalf("got reason %q full %v, want %q full %v (%s)", lerr.Reason, lerr.StoreFull, reason, full, lerr)
+	}
+	if !strings.Contains(lerr.Error(), flag) || strings.ContainsAny(lerr.Error(), "\n\r") {
+		t.Fatalf("message %q does not name %s on one line", lerr, flag)
+	}
+}
+
+// requireTotals asserts that the running totals equal a full recount.
+func requireTotals(t *testing.T, s *Store, groups, series int) {
+	t.Helper()
+	st := s.Stats()
+	recount := 0
+	for _, g := range s.Groups() {
+		recount += g.SeriesCount()
+	}
+	indexed := 0
+	s.mu.Lock()
+	for _, e := range s.index {
+		indexed += len(e.series)
+	}
+	s.mu.Unlock()
+	if st.Groups != groups || st.Series != series || recount != series || indexed != series {
+		t.Fatalf("stats %+v, recount %d, index %d; want %d groups and %d series", st, recount, indexed, groups, series)
+	}
+}
+
+// seriesText returns n gauge samples of metric name.
+func seriesText(name string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%s{i=\"%d\"} 1\n", name, i)
+	}
+	return b.String()
+}
+
+func TestPerPushLimitsRejectAndStoreNothing(t *testing.T) {
+	long := strings.Repeat("x", 20)
+	// Five body labels plus job and instance: 7.
+	manyLabels := "m{" + strings.TrimSuffix(labelList(5), ",") + "} 1\n"
+	lim := Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 6, MaxLabelNameLength: 10, MaxLabelValueLength: 10}
+	cases := []struct {
+		name   string
+		key    GroupKey
+		body   string
+		reason string
+		flag   string
+	}{
+		{"a push with more series than the limit", key("job", "j"), seriesText("m", 4), ReasonTooManySeries, "push has 4 series; --push.max-series is 3"},
+		{"a series with too many labels counting job and instance", key("job", "j"), manyLabels, ReasonTooManyLabels, "--push.max-labels-per-series is 6"},
+		{"grouping labels count toward the labels of a series", key("job", "j", "g1", "v", "g2", "v"), "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", ReasonTooManyLabels, "with 7 labels"},
+		{"a series with hundreds of labels is refused before sanitizing", key("job", "j"), "m{" + strings.TrimSuffix(labelList(300), ",") + "} 1\n", ReasonTooManyLabels, "with 300 labels"},
+		{"a long label name in the body", key("job", "j"), "m{" + long + "=\"v\"} 1\n", ReasonLabelNameTooLong, "--push.max-label-name-length is 10"},
+		{"a long label value in the body", key("job", "j"), "m{a=\"" + long + "\"} 1\n", ReasonLabelValueTooLong, `metric "m": value of label "a" has 20 bytes`},
+		{"a long metric name", key("job", "j"), long + " 1\n", ReasonLabelValueTooLong, "--push.max-label-value-length is 10"},
+		{"a long grouping label value", key("job", long), "m 1\n", ReasonLabelValueTooLong, `grouping key: value of label "job"`},
+		{"a long grouping label name", key("job", "j", long, "v"), "m 1\n", ReasonLabelNameTooLong, "grouping key: label name"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Options{Limits: lim})
+			mustPush(t, s, key("job", "other"), Replace, "other 1\n", time.Unix(1, 0))
+			err := push(t, s, tc.key, Replace, tc.body, time.Unix(2, 0))
+			requireLimit(t, err, tc.reason, false, tc.flag)
+			if g := s.Group(tc.key); g != nil {
+				t.Fatalf("rejected push created group %s", g.Key())
+			}
+			requireTotals(t, s, 1, 3)
+		})
+	}
+}
+
+// labelList returns n label pairs l0="v",l1="v",… with a trailing comma.
+func labelList(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "l%d=\"v\",", i)
+	}
+	return b.String()
+}
+
+func TestPerPushLimitsLeaveAnExistingGroupUntouched(t *testing.T) {
+	s := New(Options{Limits: Limits{MaxSeriesPerPush: 2}})
+	k := key("job", "j")
+	mustPush(t, s, k, Replace, seriesText("m", 2), time.Unix(1, 0))
+	before := s.Group(k)
+	requireLimit(t, push(t, s, k, Merge, seriesText("m", 3), time.Unix(2, 0)), ReasonTooManySeries, false, "--push.max-series")
+	if after := s.Group(k); after != before || !after.FailureTime().IsZero() {
+		t.Fatalf("group changed: failure time %v", after.FailureTime())
+	}
+}
+
+func TestLimitsAtExactlyTheLimitPass(t *testing.T) {
+	s := New(Options{Limits: Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 3, MaxLabelNameLength: 3, MaxLabelValueLength: 3, MaxGroups: 1, MaxSeries: 5}})
+	// job, instance and abc: 3 labels; name and values of 3 bytes; 3 series
+	// plus the 2 push-time series: 5.
+	mustPush(t, s, key("job", "jjj"), Replace, "mmm{abc=\"vv1\"} 1\nmmm{abc=\"vv2\"} 1\nmmm{abc=\"vv3\"} 1\n", time.Unix(1, 0))
+	requireTotals(t, s, 1, 5)
+}
+
+func TestStoreFullOfGroups(t *testing.T) {
+	s := New(Options{Limits: Limits{MaxGroups: 2}})
+	ctx := context.Background()
+	mustPush(t, s, key("job", "a"), Replace, "m{x=\"a\"} 1\n", time.Unix(1, 0))
+	mustPush(t, s, key("job", "b"), Replace, "m{x=\"b\"} 1\n", time.Unix(1, 0))
+
+	err := push(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(2, 0))
+	requireLimit(t, err, ReasonStoreFullGroups, true, "--store.max-groups is 2")
+	if s.Group(key("job", "c")) != nil {
+		t.Fatal("a push refused for a full store created its group")
+	}
+	requireTotals(t, s, 2, 6)
+
+	// Pushes to existing groups still work, replace and merge.
+	mustPush(t, s, key("job", "a"), Replace, "m{x=\"a\"} 2\n", time.Unix(3, 0))
+	mustPush(t, s, key("job", "b"), Merge, "n{x=\"b\"} 2\n", time.Unix(3, 0))
+	requireTotals(t, s, 2, 7)
+
+	// A push failing the checks must not create a group to record its
+	// failure time in a full store.
+	err = push(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1 1000\n", time.Unix(4, 0))
+	var rej *RejectError
+	if !errors.As(err, &rej) {
+		t.Fatalf("a push with a timestamp: got %v, want a *RejectError", err)
+	}
+	if s.Group(key("job", "c")) != nil {
+		t.Fatal("a failure record grew a full store")
+	}
+
+	// Deleting a group makes room.
+	if err := s.Delete(ctx, key("job", "a")); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(5, 0))
+	requireTotals(t, s, 2, 7)
+}
+
+func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
+	// Each group holds its pushed series plus push_time_seconds and
+	// push_failure_time_seconds.
+	s := New(Options{Limits: Limits{MaxSeries: 10}})
+	a, b := key("job", "a"), key("job", "b")
+	mustPush(t, s, a, Replace, seriesText("m", 3), time.Unix(1, 0)) // 5
+	mustPush(t, s, b, Replace, seriesText("n", 3), time.Unix(1, 0)) // 10
+	requireTotals(t, s, 2, 10)
+
+	cases := []struct {
+		name   string
+		key    GroupKey
+		method Method
+		body   string
+		ok     bool
+	}{
+		{"replacing a group by one of the same size", a, Replace, seriesText("m", 3), true},
+		{"replacing a group by a different family of the same size", a, Replace, seriesText("o", 3), true},
+		{"merging a family of the same size", b, Merge, seriesText("n", 3), true},
+		{"replacing a group by a larger one", a, Replace, seriesText("o", 4), false},
+		{"merging a new family", b, Merge, seriesText("p", 1), false},
+		{"a new group", key("job", "c"), Replace, "", false},
+		{"shrinking a group", a, Replace, seriesText("o", 1), true},
+		{"growing it back into the freed room", b, Merge, seriesText("p", 2), true},
+	}
+	for _, tc := range cases {
+		before := s.Stats()
+		err := push(t, s, tc.key, tc.method, tc.body, time.Unix(2, 0))
+		if tc.ok && err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !tc.ok {
+			requireLimit(t, err, ReasonStoreFullSeries, true, "--store.max-series is 10")
+			if after := s.Stats(); after != before {
+				t.Fatalf("%s: a refused push changed the store: %+v → %+v", tc.name, before, after)
+			}
+		}
+	}
+	requireTotals(t, s, 2, 10)
+}
+
+func TestTotalsStayExactThroughEveryChange(t *testing.T) {
+	ctx := context.Background()
+	s := New(Options{})
+	a, b, c := key("job", "a"), key("job", "b"), key("job", "c")
+	mustPush(t, s, a, Replace, seriesText("m", 3)+seriesText("n", 2), time.Unix(1, 0))
+	requireTotals(t, s, 1, 7)
+	mustPush(t, s, a, Merge, seriesText("n", 4), time.Unix(2, 0))
+	requireTotals(t, s, 1, 9)
+	mustPush(t, s, a, Replace, seriesText("o", 1), time.Unix(3, 0))
+	requireTotals(t, s, 1, 3)
+	// A rejected push to an absent group records its failure time: a new
+	// group with the two time series.
+	if err := push(t, s, b, Replace, "o{i=\"0\"} 1 1000\n", time.Unix(4, 0)); err == nil {
+		t.Fatal("a push with a timestamp was accepted")
+	}
+	requireTotals(t, s, 2, 5)
+	mustPush(t, s, c, Replace, seriesText("p", 2), time.Unix(5, 0))
+	requireTotals(t, s, 3, 9)
+	if err := s.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	requireTotals(t, s, 2, 7)
+	if _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().ID() == c.ID() }, false); err != nil {
+		t.Fatal(err)
+	}
+	requireTotals(t, s, 1, 3)
+
+	// Restore the journal's view of the store into a fresh one with limits
+	// far below its content: restored data is never dropped by a limit.
+	mustPush(t, s, c, Replace, seriesText("p", 2), time.Unix(6, 0))
+	r := New(Options{Limits: Limits{MaxGroups: 1, MaxSeries: 2, MaxSeriesPerPush: 1}})
+	for _, g := range s.Groups() {
+		if err := r.Restore(g.Key().ID(), encodeGroup(g)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Restoring a key twice (the journal holds only the last state, but an
+	// import may repeat a key) replaces, so it counts once.
+	g := s.Group(c)
+	if err := r.Restore(g.Key().ID(), encodeGroup(g)); err != nil {
+		t.Fatal(err)
+	}
+	requireTotals(t, r, 2, 7)
+	requireLimit(t, push(t, r, key("job", "d"), Replace, "", time.Unix(7, 0)), ReasonStoreFullGroups, true, "--store.max-groups")
+	// A group shrinking in an over-full store is accepted.
+	if err := r.Push(ctx, Push{Key: c, Method: Replace, Families: families(t, "p 1\n"), Time: time.Unix(8, 0)}); err != nil {
+		t.Fatalf("shrinking push in an over-full store: %v", err)
+	}
+	requireTotals(t, r, 2, 6)
+
+	if err := r.Wipe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	requireTotals(t, r, 0, 0)
+}
+
+func TestZeroLimitsMeanNoLimit(t *testing.T) {
+	s := New(Options{})
+	long := strings.Repeat("v", 100_000)
+	mustPush(t, s, key("job", long), Replace, seriesText("m", 1000)+"n{"+labelList(200)+"x=\""+long+"\"} 1\n", time.Unix(1, 0))
+	requireTotals(t, s, 1, 1003)
+}
+
+func TestDefaultLimitsAreTheDocumentedOnes(t *testing.T) {
+	want := Limits{MaxSeriesPerPush: 100_000, MaxLabelsPerSeries: 64, MaxLabelNameLength: 1024, MaxLabelValueLength: 16384, MaxGroups: 1_000_000, MaxSeries: 20_000_000}
+	if got := DefaultLimits(); got != want {
+		t.Fatalf("DefaultLimits() = %+v, want %+v", got, want)
+	}
+}
