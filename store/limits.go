@@ -39,12 +39,15 @@ type Limits struct {
 // (the client libraries' default registries hold a few hundred series with
 // a handful of labels each) and stop only machine-generated abuse.
 //
-// The store ones protect a production box: a stored series costs about
-// 0.5–1 KiB (the decoded metric, its pre-rendered text and its index entry),
-// so 20,000,000 series is 10–20 GiB, the most a dedicated gateway host should
-// hold; 1,000,000 groups at the two push-time series each is 2,000,000 of
-// those. A store reaching either is a runaway client (a job that puts a
-// timestamp or a pod name into its grouping key), not growth.
+// The store ones protect a production box. Measured on this store (heap
+// after GC, Go 1.26): a gauge series with six labels costs about 260 bytes
+// (decoded metric, pre-rendered text, index entry), and a group with one
+// pushed series about 1.8 KiB (key, two push-time families, scrape-order
+// entries). So 20,000,000 plain series is about 5 GiB and 1,000,000 groups
+// about 1.8 GiB: room for any real fleet on a modest host, while a runaway
+// client (a timestamp or pod name in the grouping key) meets a clear 507
+// long before the process is killed for memory. Histograms cost more per
+// series (one count per bucket); lower --store.max-series if they dominate.
 const (
 	DefaultMaxSeriesPerPush    = 100_000
 	DefaultMaxLabelsPerSeries  = 64
