@@ -20,15 +20,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/pushgate/pushgate/labelmatch"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -46,7 +45,7 @@ func (h *Handler) apiWipe(w http.ResponseWriter, r *http.Request) {
 // groupFilter selects groups by grouping-label matchers and the age of their
 // last successful push.
 type groupFilter struct {
-	matchers []labelMatcher
+	matchers []labelmatch.Matcher
 	// olderThan, when positive, selects groups whose last successful push
 	// is before now - olderThan.
 	olderThan time.Duration
@@ -57,8 +56,8 @@ type groupFilter struct {
 func (f groupFilter) matches(g *store.Group) bool {
 	key := g.Key()
 	for _, m := range f.matchers {
-		v, _ := key.Get(m.name)
-		if !m.matches(v) {
+		v, _ := key.Get(m.Name)
+		if !m.Matches(v) {
 			return false
 		}
 	}
@@ -76,7 +75,7 @@ func parseGroupFilter(r *http.Request, now time.Time) (groupFilter, error) {
 	q := r.URL.Query()
 	f := groupFilter{now: now}
 	for _, s := range q["match[]"] {
-		ms, err := parseMatchers(s)
+		ms, err := labelmatch.Parse(s)
 		if err != nil {
 			return f, err
 		}
@@ -235,214 +234,4 @@ func compareGroupKeys(a, b store.GroupKey) int {
 		return strings.Compare(ai, bi)
 	}
 	return strings.Compare(a.ID(), b.ID())
-}
-
-// matchOp is a label matcher's operator.
-type matchOp string
-
-// The four Prometheus matcher operators.
-const (
-	opEqual    matchOp = "="
-	opNotEqual matchOp = "!="
-	opRegexp   matchOp = "=~"
-	opNotRegex matchOp = "!~"
-)
-
-// labelMatcher matches one grouping label's value.
-type labelMatcher struct {
-	name  string
-	op    matchOp
-	value string
-	re    *regexp.Regexp // for =~ and !~, anchored
-}
-
-// String renders the matcher in Prometheus syntax.
-func (m labelMatcher) String() string {
-	return m.name + string(m.op) + strconv.Quote(m.value)
-}
-
-// matches reports whether the label value v satisfies m.
-func (m labelMatcher) matches(v string) bool {
-	switch m.op {
-	case opEqual:
-		return v == m.value
-	case opNotEqual:
-		return v != m.value
-	case opRegexp:
-		return m.re.MatchString(v)
-	default:
-		return !m.re.MatchString(v)
-	}
-}
-
-// parseMatchers parses `name op "value"`, a comma-separated list of those,
-// or a selector `{…}` holding such a list.
-func parseMatchers(s string) ([]labelMatcher, error) {
-	p := matcherParser{src: s}
-	ms, err := p.parse()
-	if err != nil {
-		return nil, fmt.Errorf("invalid matcher %q: %w", s, err)
-	}
-	return ms, nil
-}
-
-// matcherParser is a small hand-written scanner for label matchers; the
-// Prometheus parser would pull in the whole PromQL package.
-type matcherParser struct {
-	src string
-	pos int
-}
-
-func (p *matcherParser) parse() ([]labelMatcher, error) {
-	p.skipSpace()
-	braced := p.peek() == '{'
-	if braced {
-		p.pos++
-	}
-	var out []labelMatcher
-	for {
-		p.skipSpace()
-		if braced && p.peek() == '}' && len(out) == 0 {
-			break // {} is an empty selector
-		}
-		m, err := p.matcher()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-		p.skipSpace()
-		if p.peek() != ',' {
-			break
-		}
-		p.pos++
-		p.skipSpace()
-		if braced && p.peek() == '}' {
-			break // trailing comma, as Prometheus allows
-		}
-	}
-	if braced {
-		if p.peek() != '}' {
-			return nil, p.errorf("expected , or }")
-		}
-		p.pos++
-		p.skipSpace()
-	}
-	if p.pos != len(p.src) {
-		return nil, p.errorf("unexpected %q", p.src[p.pos:])
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no matcher")
-	}
-	return out, nil
-}
-
-// matcher reads one `name op "value"`.
-func (p *matcherParser) matcher() (labelMatcher, error) {
-	var m labelMatcher
-	start := p.pos
-	for p.pos < len(p.src) && isNameByte(p.src[p.pos], p.pos == start) {
-		p.pos++
-	}
-	if p.pos == start {
-		if p.peek() == '"' {
-			// A quoted (UTF-8) label name, as Prometheus 3 writes them.
-			name, err := p.quoted()
-			if err != nil {
-				return m, err
-			}
-			m.name = name
-		} else {
-			return m, p.errorf("expected a label name")
-		}
-	} else {
-		m.name = p.src[start:p.pos]
-	}
-	p.skipSpace()
-	switch {
-	case strings.HasPrefix(p.src[p.pos:], "=~"):
-		m.op = opRegexp
-	case strings.HasPrefix(p.src[p.pos:], "!~"):
-		m.op = opNotRegex
-	case strings.HasPrefix(p.src[p.pos:], "!="):
-		m.op = opNotEqual
-	case strings.HasPrefix(p.src[p.pos:], "="):
-		m.op = opEqual
-	default:
-		return m, p.errorf("expected one of = != =~ !~ after %q", m.name)
-	}
-	p.pos += len(m.op)
-	p.skipSpace()
-	v, err := p.quoted()
-	if err != nil {
-		return m, err
-	}
-	m.value = v
-	if m.op == opRegexp || m.op == opNotRegex {
-		re, err := regexp.Compile("^(?s:" + v + ")$")
-		if err != nil {
-			return m, fmt.Errorf("bad regular expression for %s: %w", m.name, err)
-		}
-		m.re = re
-	}
-	return m, nil
-}
-
-// quoted reads a "double", 'single' or `raw` quoted string.
-func (p *matcherParser) quoted() (string, error) {
-	q := p.peek()
-	if q != '"' && q != '\'' && q != '`' {
-		return "", p.errorf("expected a quoted value")
-	}
-	start := p.pos
-	p.pos++
-	for p.pos < len(p.src) {
-		c := p.src[p.pos]
-		switch {
-		case c == '\\' && q != '`':
-			p.pos += 2
-			continue
-		case c == q:
-			p.pos++
-			lit := p.src[start:p.pos]
-			if q == '\'' {
-				// Single-quoted like Prometheus: reuse Go's rules by
-				// swapping the quotes.
-				inner := strings.ReplaceAll(lit[1:len(lit)-1], `"`, `\"`)
-				inner = strings.ReplaceAll(inner, `\'`, `'`)
-				lit = `"` + inner + `"`
-			}
-			v, err := strconv.Unquote(lit)
-			if err != nil {
-				return "", fmt.Errorf("bad quoted string %s: %w", p.src[start:p.pos], err)
-			}
-			if !utf8.ValidString(v) {
-				return "", fmt.Errorf("quoted string %s is not valid UTF-8", p.src[start:p.pos])
-			}
-			return v, nil
-		}
-		p.pos++
-	}
-	return "", p.errorf("unterminated quoted string")
-}
-
-func (p *matcherParser) peek() byte {
-	if p.pos < len(p.src) {
-		return p.src[p.pos]
-	}
-	return 0
-}
-
-func (p *matcherParser) skipSpace() {
-	for p.pos < len(p.src) && (p.src[p.pos] == ' ' || p.src[p.pos] == '\t' || p.src[p.pos] == '\n') {
-		p.pos++
-	}
-}
-
-func (p *matcherParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("at offset %d: %s", p.pos, fmt.Sprintf(format, args...))
-}
-
-// isNameByte reports whether c may appear in a legacy label name.
-func isNameByte(c byte, first bool) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
 }

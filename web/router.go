@@ -58,33 +58,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if rest, ok := cutPushPath(escaped); ok {
 		h.route(w, r, "push", map[string]http.HandlerFunc{
-			http.MethodPut:    func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) },
-			http.MethodPost:   func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) },
-			http.MethodDelete: func(w http.ResponseWriter, r *http.Request) { h.delete(w, r, rest) },
+			http.MethodPut:    h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) }),
+			http.MethodPost:   h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) }),
+			http.MethodDelete: h.requirePush("delete", rest, func(w http.ResponseWriter, r *http.Request) { h.delete(w, r, rest) }),
 		})
 		return
 	}
 	switch {
 	case path == h.opts.TelemetryPath:
-		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodGet: h.scrape, http.MethodHead: h.scrape})
+		scrape := h.requireRead("", h.scrape)
+		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodGet: scrape, http.MethodHead: scrape})
 	case path == "/-/healthy":
 		h.route(w, r, "healthy", map[string]http.HandlerFunc{http.MethodGet: h.healthy, http.MethodHead: h.healthy})
 	case path == "/-/ready":
 		h.route(w, r, "ready", map[string]http.HandlerFunc{http.MethodGet: h.ready, http.MethodHead: h.ready})
 	case path == "/-/quit":
-		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodPut: h.quit, http.MethodPost: h.quit, http.MethodGet: h.quitGet})
+		quit := h.requireAdmin("quit", h.quit)
+		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodPut: quit, http.MethodPost: quit, http.MethodGet: h.quitGet})
+	case path == "/-/reload" && h.opts.EnableLifecycle:
+		reload := h.requireAdmin("reload", h.reload)
+		h.route(w, r, "reload", map[string]http.HandlerFunc{http.MethodPut: reload, http.MethodPost: reload})
 	case strings.HasPrefix(path, "/api/v1/"):
 		h.routeAPI(w, r, path)
 	case path == "/":
-		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.uiIndex})
+		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("status", h.uiIndex)})
 	case path == "/group":
-		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.uiGroup})
+		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("status", h.uiGroup)})
 	case path == "/status":
-		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.uiStatus})
+		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("status", h.uiStatus)})
 	case strings.HasPrefix(path, "/static/"):
-		h.route(w, r, "static", map[string]http.HandlerFunc{http.MethodGet: h.uiStatic})
+		h.route(w, r, "static", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("static", h.uiStatic)})
 	case h.opts.EnablePprof && strings.HasPrefix(path, "/debug/pprof/"):
-		h.pprof(w, r, path)
+		h.requireAdmin("pprof", func(w http.ResponseWriter, r *http.Request) { h.pprof(w, r, path) })(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -96,23 +101,24 @@ func (h *Handler) routeAPI(w http.ResponseWriter, r *http.Request, path string) 
 	name := strings.TrimPrefix(path, "/")
 	switch path {
 	case "/api/v1/status":
-		methods = map[string]http.HandlerFunc{http.MethodGet: h.apiStatus}
+		methods = map[string]http.HandlerFunc{http.MethodGet: h.requireRead(name, h.apiStatus)}
 	case "/api/v1/metrics":
-		methods = map[string]http.HandlerFunc{http.MethodGet: h.apiMetrics}
+		methods = map[string]http.HandlerFunc{http.MethodGet: h.requireRead(name, h.apiMetrics)}
 	case "/api/v1/admin/wipe":
 		if !h.opts.EnableAdminAPI {
 			http.NotFound(w, r)
 			return
 		}
 		name = "wipe"
-		methods = map[string]http.HandlerFunc{http.MethodPut: h.apiWipe}
+		methods = map[string]http.HandlerFunc{http.MethodPut: h.requireAdmin(name, h.apiWipe)}
 	case "/api/v1/admin/groups":
 		if !h.opts.EnableAdminAPI {
 			http.NotFound(w, r)
 			return
 		}
 		name = "api/v1/admin/groups"
-		methods = map[string]http.HandlerFunc{http.MethodGet: h.apiAdminGroups, http.MethodDelete: h.apiAdminGroups}
+		adminGroups := h.requireAdmin(name, h.apiAdminGroups)
+		methods = map[string]http.HandlerFunc{http.MethodGet: adminGroups, http.MethodDelete: adminGroups}
 	default:
 		http.NotFound(w, r)
 		return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pushgate/pushgate/access"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -38,6 +39,10 @@ type Options struct {
 	EnableAdminAPI bool
 	// EnableLifecycle enables PUT|POST /-/quit.
 	EnableLifecycle bool
+	// Permissions, when set, restricts pushing, reading and the admin
+	// endpoints to the credentials of the permission file (see access.go);
+	// nil leaves everything open, as the reference does.
+	Permissions *access.PolicyFile
 	// EnablePprof serves /debug/pprof/ (off by default).
 	EnablePprof bool
 	// MaxBodyBytes limits a push body after decompression (0: no limit).

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/labelmatch"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -297,8 +298,8 @@ type indexQuery struct {
 	PerPage   int
 
 	staleAfter time.Duration
-	matchers   []labelMatcher // when Q parses as matchers
-	terms      []string       // otherwise: lower-case substrings, all required
+	matchers   []labelmatch.Matcher // when Q parses as matchers
+	terms      []string             // otherwise: lower-case substrings, all required
 }
 
 // parseIndexQuery reads the index page's parameters. Bad values are
@@ -348,7 +349,7 @@ func parseIndexQuery(v url.Values) (indexQuery, []string) {
 		q.StaleOnly = false
 	}
 	if q.Q != "" {
-		if ms, err := parseMatchers(q.Q); err == nil {
+		if ms, err := labelmatch.Parse(q.Q); err == nil {
 			q.matchers = ms
 		} else if strings.ContainsAny(q.Q, "{}~\"") {
 			// It looks like matcher syntax: say what is wrong with it,
@@ -365,8 +366,8 @@ func parseIndexQuery(v url.Values) (indexQuery, []string) {
 // matches reports whether the group key passes the text or matcher filter.
 func (q indexQuery) matches(k store.GroupKey) bool {
 	for _, m := range q.matchers {
-		v, _ := k.Get(m.name)
-		if !m.matches(v) {
+		v, _ := k.Get(m.Name)
+		if !m.Matches(v) {
 			return false
 		}
 	}

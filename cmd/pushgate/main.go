@@ -29,6 +29,7 @@ import (
 	toolkitweb "github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/pushgate/pushgate/access"
 	"github.com/pushgate/pushgate/store"
 	"github.com/pushgate/pushgate/web"
 )
@@ -57,6 +58,7 @@ type config struct {
 	maxBodyBytes            int64
 	limits                  store.Limits
 	server                  serverLimits
+	permissionsFile         string
 	forceEmpty              bool
 	log                     *promslog.Config
 	app                     *kingpin.Application
@@ -76,6 +78,7 @@ func parseFlags(args []string) (*config, error) {
 	app.Flag("web.route-prefix", "Prefix for the internal routes of web endpoints. Defaults to the path of --web.external-url.").Default("").StringVar(&c.routePrefix)
 	app.Flag("web.enable-lifecycle", "Enable shutdown via HTTP request.").Default("false").BoolVar(&c.enableLifecycle)
 	app.Flag("web.enable-admin-api", "Enable API endpoints for admin control actions.").Default("false").BoolVar(&c.enableAdminAPI)
+	app.Flag("web.permissions-file", "Path to a YAML file giving each credential the groups it may push to, and who may read and administer (pushgate only; see docs/security.md). Reloaded on SIGHUP and, with --web.enable-lifecycle, on PUT|POST /-/reload. Empty: anyone may push, as with the reference.").Default("").StringVar(&c.permissionsFile)
 	app.Flag("web.enable-pprof", "Serve Go runtime profiles under /debug/pprof/ (pushgate only).").Default("false").BoolVar(&c.enablePprof)
 	app.Flag("persistence.file", "File to persist metrics. If empty, metrics are only kept in memory. pushgate makes every acknowledged change durable in it; a reference Pushgateway file found there is imported.").Default("").StringVar(&c.persistenceFile)
 	app.Flag("persistence.interval", "The minimum interval between compactions of the persistence file.").Default("5m").DurationVar(&c.persistenceInterval)
@@ -134,6 +137,16 @@ func run(args []string) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st := store.New(store.Options{UTF8Names: c.utf8Names, Logger: logger, Limits: c.limits})
+	var permissions *access.PolicyFile
+	if c.permissionsFile != "" {
+		permissions, err = access.LoadPolicyFile(c.permissionsFile, reg, logger)
+		if err != nil {
+			logger.Error("cannot load the permission file", "err", err)
+			return 1
+		}
+		stopReloads := reloadOnHangup(permissions)
+		defer stopReloads()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -151,6 +164,7 @@ func run(args []string) int {
 		EnableAdminAPI:          c.enableAdminAPI,
 		EnableLifecycle:         c.enableLifecycle,
 		EnablePprof:             c.enablePprof,
+		Permissions:             permissions,
 		MaxBodyBytes:            c.maxBodyBytes,
 		Flags:                   flagValues(c.app),
 		Build:                   buildInfo(),
@@ -219,6 +233,30 @@ func run(args []string) int {
 		}
 	}
 	return code
+}
+
+// reloadOnHangup reloads the permission file on every SIGHUP until the
+// returned function is called. Only with a permission file is SIGHUP caught:
+// without one it keeps Go's default (exit), as with the reference. A failed
+// reload is logged by Reload and keeps the previous policy.
+func reloadOnHangup(permissions *access.PolicyFile) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				_ = permissions.Reload()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }
 
 // flagValues lists every application flag and its value, for
