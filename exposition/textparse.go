@@ -51,7 +51,9 @@ type textParser struct {
 	metrics    arena[dto.Metric]
 	labelPairs arena[dto.LabelPair]
 	labelPtrs  arena[*dto.LabelPair]
-	scalars    arena[scalarBox]
+	counters   arena[counterBox]
+	gauges     arena[gaugeBox]
+	untypeds   arena[untypedBox]
 	summaries  arena[dto.Summary]
 	quantiles  arena[quantileBox]
 	histograms arena[dto.Histogram]
@@ -80,12 +82,20 @@ type textLabel struct {
 	special     bool
 }
 
-// scalarBox holds one counter, gauge or untyped value and its float.
-type scalarBox struct {
-	counter dto.Counter
-	gauge   dto.Gauge
-	untyped dto.Untyped
-	value   float64
+// counterBox, gaugeBox and untypedBox hold one value and its float.
+type counterBox struct {
+	c dto.Counter
+	v float64
+}
+
+type gaugeBox struct {
+	g dto.Gauge
+	v float64
+}
+
+type untypedBox struct {
+	u dto.Untyped
+	v float64
 }
 
 // quantileBox holds one quantile and its two floats.
@@ -104,19 +114,31 @@ type bucketBox struct {
 
 // arena hands out pointers into arrays it allocates in chunks, so that a
 // body costs a few allocations per kind of object instead of one per object.
-// The chunk size follows the number of lines left, so a small body does not
-// pay for a large chunk.
-type arena[T any] struct{ free []T }
+// Chunks start small and double, and never exceed the number of lines left
+// (hint), so a small body does not pay for a large chunk and at most about
+// half of the memory is unused.
+type arena[T any] struct {
+	free []T
+	size int // size of the last chunk
+}
 
-// maxChunk bounds one arena chunk, so that a large body wastes at most that
-// many unused objects per kind.
-const maxChunk = 256
+// Chunk sizes run from minChunk to maxChunk.
+const (
+	minChunk = 8
+	maxChunk = 256
+)
+
+// grow allocates a chunk of at least n objects.
+func (a *arena[T]) grow(n, hint int) {
+	a.size = min(max(a.size*2, minChunk), maxChunk)
+	a.free = make([]T, max(min(a.size, hint), n, 1))
+}
 
 // next returns a pointer to a zero T; hint estimates how many more will be
 // needed.
 func (a *arena[T]) next(hint int) *T {
 	if len(a.free) == 0 {
-		a.free = make([]T, min(max(hint, 1), maxChunk))
+		a.grow(1, hint)
 	}
 	x := &a.free[0]
 	a.free = a.free[1:]
@@ -126,10 +148,7 @@ func (a *arena[T]) next(hint int) *T {
 // slice returns a slice of n zero Ts with capacity n.
 func (a *arena[T]) slice(n, hint int) []T {
 	if n > len(a.free) {
-		if n > maxChunk/4 {
-			return make([]T, n)
-		}
-		a.free = make([]T, min(max(hint, n), maxChunk))
+		a.grow(n, hint)
 	}
 	s := a.free[:n:n]
 	a.free = a.free[n:]
@@ -138,7 +157,7 @@ func (a *arena[T]) slice(n, hint int) []T {
 
 // reset forgets the chunk left over, which the families of the previous
 // body may still point into.
-func (a *arena[T]) reset() { a.free = nil }
+func (a *arena[T]) reset() { a.free, a.size = nil, 0 }
 
 // newTextParser returns a parser with empty buffers.
 func newTextParser() *textParser {
@@ -158,7 +177,9 @@ func (p *textParser) Reset(utf8Names bool, maxSeries int) {
 	p.metrics.reset()
 	p.labelPairs.reset()
 	p.labelPtrs.reset()
-	p.scalars.reset()
+	p.counters.reset()
+	p.gauges.reset()
+	p.untypeds.reset()
 	p.summaries.reset()
 	p.quantiles.reset()
 	p.histograms.reset()
@@ -671,20 +692,20 @@ func (p *textParser) setValue(f *textFamily, m *dto.Metric, role sampleRole, bou
 	hint := p.linesLeft + 1
 	switch f.typ {
 	case dto.MetricType_COUNTER:
-		b := p.scalars.next(hint)
-		b.value = value
-		b.counter.Value = &b.value
-		m.Counter = &b.counter
+		b := p.counters.next(hint)
+		b.v = value
+		b.c.Value = &b.v
+		m.Counter = &b.c
 	case dto.MetricType_GAUGE:
-		b := p.scalars.next(hint)
-		b.value = value
-		b.gauge.Value = &b.value
-		m.Gauge = &b.gauge
+		b := p.gauges.next(hint)
+		b.v = value
+		b.g.Value = &b.v
+		m.Gauge = &b.g
 	case dto.MetricType_UNTYPED:
-		b := p.scalars.next(hint)
-		b.value = value
-		b.untyped.Value = &b.value
-		m.Untyped = &b.untyped
+		b := p.untypeds.next(hint)
+		b.v = value
+		b.u.Value = &b.v
+		m.Untyped = &b.u
 	case dto.MetricType_SUMMARY:
 		if m.Summary == nil {
 			m.Summary = p.summaries.next(hint)

@@ -152,3 +152,19 @@ func FuzzTextParserMatchesExpfmt(f *testing.F) {
 		checkMatchesExpfmt(t, body, utf8Names)
 	})
 }
+
+// TestTextParserTakesTheFastPath guards against a change that would send
+// ordinary bodies to expfmt unnoticed: the differential tests would still
+// pass.
+func TestTextParserTakesTheFastPath(t *testing.T) {
+	for _, body := range []string{
+		string(batchJobText(t)),
+		"x{a=\"\\\"q\\\" \\\\ \\n\"} 1\n# HELP y a \\\\ b\ny 2\n",
+	} {
+		p := newTextParser()
+		p.Reset(false, 0)
+		if _, err := p.parse(body); err != nil {
+			t.Errorf("parse(%.40q…) = %v, want the fast path to succeed", body, err)
+		}
+	}
+}
