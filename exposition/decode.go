@@ -67,6 +67,10 @@ func IsProtobuf(contentType string) bool {
 // metrics are dropped. Every returned family has its Type set, and each of
 // its metrics carries the value field of that type.
 //
+// The label names and values of a decoded text body are substrings of one
+// copy of the body; a caller that keeps a few of them for long should clone
+// them. Metric names and HELP texts are copies of their own.
+//
 // Errors are one line and name the offending part, for example
 // `text format parsing error in line 3: expected float as value, got "x"`
 // or `invalid metric name "a.b"`.
@@ -120,6 +124,10 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 // slices.
 var textParsers = sync.Pool{New: func() any { return newTextParser() }}
 
+// maxPooledFamilies bounds the family map a pooled parser keeps: a parser
+// that has seen a larger body is dropped rather than pinning its map.
+const maxPooledFamilies = 4096
+
 // decodeText parses a text format 0.0.4 body with textParser, or with
 // expfmt when textParser leaves the body to it. The parsers validate metric
 // and label names under the chosen scheme and label values as UTF-8.
@@ -140,8 +148,10 @@ func decodeText(r io.Reader, utf8Names bool, maxSeries int) ([]*dto.MetricFamily
 	p := textParsers.Get().(*textParser)
 	p.Reset(utf8Names, maxSeries)
 	families, err := p.parse(body)
-	p.Reset(utf8Names, maxSeries) // Drop references into the body and families.
-	textParsers.Put(p)
+	if cap(p.order) <= maxPooledFamilies {
+		p.Reset(utf8Names, maxSeries) // Drop references into the body and families.
+		textParsers.Put(p)
+	}
 	if errors.Is(err, errFallback) {
 		return decodeTextExpfmt(body, utf8Names, maxSeries)
 	}
