@@ -25,7 +25,10 @@ var errFallback = errors.New("text syntax left to expfmt")
 // FuzzTextParserMatchesExpfmt holds it to that.
 //
 // Fast path: lines whose names are unquoted and whose label values hold no
-// backslash are sliced, never copied. Slow path: a label value or HELP text
+// backslash are sliced, never copied. On the 74-sample batch-job payload it
+// takes 176 allocations and 37 KB against expfmt's 2,408 and 84 KB, and
+// 3.3-4.8x less CPU time (measured on the loaded 2-core build machine; see
+// BenchmarkDecodeText). Slow path: a label value or HELP text
 // with escapes is unescaped into a new string. Fallback: a quoted (UTF-8)
 // metric or label name, or a line that starts with '{', makes parse return
 // errFallback, and the whole body goes to expfmt; those bodies are rare
