@@ -297,15 +297,28 @@ func TestDecodeReadsTheBatchJobPayloadInBothFormats(t *testing.T) {
 	}
 }
 
+// BenchmarkDecodeText decodes the batch-job payload with Decode
+// (textParser) and, side by side, with expfmt's parser (the slow path).
 func BenchmarkDecodeText(b *testing.B) {
 	body := batchJobText(b)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := Decode(bytes.NewReader(body), "text/plain; version=0.0.4", DecodeOptions{MaxBytes: 1 << 20}); err != nil {
-			b.Fatal(err)
+	b.Run("parser=pushgate", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := Decode(bytes.NewReader(body), "text/plain; version=0.0.4", DecodeOptions{MaxBytes: 1 << 20}); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("parser=expfmt", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := decodeTextExpfmt(string(body), false, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 func BenchmarkDecodeProtobuf(b *testing.B) {

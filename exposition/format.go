@@ -94,16 +94,24 @@ func acceptsClassic(accept string) bool {
 // (escaping=allow-utf-8): the rendering the store caches, which every format
 // f of the same Encoding reproduces when f.Plain holds.
 func NewFormat(enc Encoding) Format {
-	var ef expfmt.Format
 	switch enc {
 	case EncodingOpenMetrics:
-		ef = expfmt.FmtOpenMetrics_1_0_0
+		return noEscapingFormats[1]
 	case EncodingProtobuf:
-		ef = expfmt.FmtProtoDelim
+		return noEscapingFormats[2]
 	default:
-		ef = expfmt.FmtText
+		return noEscapingFormats[0]
 	}
-	return newFormat(ef.WithEscapingScheme(model.NoEscaping))
+}
+
+// noEscapingFormats holds NewFormat's results for text, OpenMetrics and
+// protobuf, built once and never changed: building one on each call
+// (expfmt's WithEscapingScheme splits the content type) was 8% of a text
+// push's CPU in a profile of decode plus store.Push.
+var noEscapingFormats = [3]Format{
+	newFormat(expfmt.FmtText.WithEscapingScheme(model.NoEscaping)),
+	newFormat(expfmt.FmtOpenMetrics_1_0_0.WithEscapingScheme(model.NoEscaping)),
+	newFormat(expfmt.FmtProtoDelim.WithEscapingScheme(model.NoEscaping)),
 }
 
 // newFormat converts a format produced by expfmt's negotiation.
