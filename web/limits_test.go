@@ -38,7 +38,7 @@ func TestLimitAnswers(t *testing.T) {
 		reason   string
 		wantBody string
 	}{
-		{"too many series is a 400", "/metrics/job/j", "m{a=\"1\"} 1\nm{a=\"2\"} 1\nm{a=\"3\"} 1\n", 400, "too_many_series", "push has 3 series; --push.max-series is 2"},
+		{"too many series is a 400", "/metrics/job/j", "m{a=\"1\"} 1\nm{a=\"2\"} 1\nm{a=\"3\"} 1\n", 400, "too_many_series", "push has more than 2 series; --push.max-series is 2"},
 		{"too many labels is a 400", "/metrics/job/j", "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", 400, "too_many_labels", `metric "m" has a series with 5 labels`},
 		{"a long label name in the body is a 400", "/metrics/job/j", "m{" + long + "=\"1\"} 1\n", 400, "label_name_too_long", "--push.max-label-name-length is 8"},
 		{"a long label value in the body is a 400", "/metrics/job/j", "m{a=\"" + long + "\"} 1\n", 400, "label_value_too_long", "--push.max-label-value-length is 8"},

@@ -37,10 +37,18 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	families, err := exposition.Decode(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
 		UTF8Names: h.opts.UTF8Names,
 		MaxBytes:  h.opts.MaxBodyBytes,
+		// Stopping in the decoder keeps a million-series body from being
+		// built at all; the store's check stays the authority.
+		MaxSeries: h.store.Limits().MaxSeriesPerPush,
 	})
 	if err != nil {
 		if errors.Is(err, exposition.ErrTooLarge) {
 			h.fail(w, "push", "too_large", http.StatusRequestEntityTooLarge, err)
+			return
+		}
+		if errors.Is(err, exposition.ErrTooManySeries) {
+			h.fail(w, "push", store.ReasonTooManySeries, http.StatusBadRequest,
+				fmt.Errorf("%w; --push.max-series is %d", err, h.store.Limits().MaxSeriesPerPush))
 			return
 		}
 		h.fail(w, "push", "body", http.StatusBadRequest, err)
