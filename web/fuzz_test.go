@@ -20,7 +20,10 @@ import (
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/store"
 )
 
 // FuzzParseGroupingPath checks the grouping-key decoder: it never panics, a
@@ -240,18 +243,18 @@ func FuzzPushScrape(f *testing.F) {
 		f.Add(delimited(f, mfs...), true)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, protobuf bool) {
-		h, _ := newTestHandler(t, Options{MaxBodyBytes: 1 << 16})
+		h, own := newReservedHandler(t)
 		if w := do(t, h, http.MethodPut, "/metrics/job/base", []byte(fuzzBaseline), nil); w.Code != http.StatusOK {
 			t.Fatalf("baseline push: %d %s", w.Code, w.Body)
 		}
-		before := scrapePushed(t, h)
+		before := scrapePushed(t, h, own)
 
 		var header map[string]string
 		if protobuf {
 			header = map[string]string{"Content-Type": protoContentType}
 		}
 		w := do(t, h, http.MethodPut, "/metrics/job/fuzz/instance/i", body, header)
-		after := scrapePushed(t, h)
+		after := scrapePushed(t, h, own)
 		switch {
 		case w.Code == http.StatusOK:
 		case w.Code >= 400 && w.Code < 500:
@@ -268,7 +271,7 @@ func FuzzPushScrape(f *testing.F) {
 		if err != nil {
 			t.Fatalf("push accepted, but expfmt rejects the body: %v", err)
 		}
-		want := expectedScrape(t, before, pushed)
+		want := expectedScrape(t, before, pushed, own)
 		if after != want {
 			t.Fatalf("push accepted; scrape differs\nwant:\n%s\ngot:\n%s", want, after)
 		}
@@ -286,10 +289,40 @@ func delimited(f *testing.F, mfs ...*dto.MetricFamily) []byte {
 	return b.Bytes()
 }
 
+// newReservedHandler returns a handler over an empty store whose own metric
+// names are reserved, as cmd/pushgate sets it up, and the set of those names
+// plus the push time families, which scrapePushed leaves out.
+func newReservedHandler(t *testing.T) (*Handler, map[string]bool) {
+	t.Helper()
+	st := store.New(store.Options{})
+	reg := prometheus.NewRegistry()
+	h, err := New(st, reg, Options{MaxBodyBytes: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin = append(builtin, OwnFamilies()...)
+	st.Reserve(builtin)
+	own := map[string]bool{store.PushTimeName: true, store.PushFailureTimeName: true}
+	for _, mf := range builtin {
+		own[mf.GetName()] = true
+	}
+	return h, own
+}
+
+// baselineNames are the families of fuzzBaseline. Their HELP in the merged
+// scrape depends on the group order, so only other families' HELP texts are
+// compared.
+var baselineNames = map[string]bool{"shared_total": true, "base_hist": true, "g": true}
+
 // scrapePushed scrapes the handler in the text format, parses it with expfmt
-// and returns its pushed series (not the gateway's own metrics, not the push
-// time families) as sorted canonical lines.
-func scrapePushed(t *testing.T, h http.Handler) string {
+// and returns its pushed series (not the gateway's own families in own) as
+// sorted canonical lines, plus a HELP line for each family not in the
+// baseline.
+func scrapePushed(t *testing.T, h http.Handler, own map[string]bool) string {
 	t.Helper()
 	w := do(t, h, http.MethodGet, "/metrics", nil, nil)
 	if w.Code != http.StatusOK {
@@ -301,7 +334,7 @@ func scrapePushed(t *testing.T, h http.Handler) string {
 	}
 	var lines []string
 	for name, mf := range mfs {
-		if isOwnFamily(name) {
+		if own[name] {
 			continue
 		}
 		lines = append(lines, canonicalLines(mf)...)
@@ -310,23 +343,13 @@ func scrapePushed(t *testing.T, h http.Handler) string {
 	return strings.Join(lines, "\n")
 }
 
-// isOwnFamily reports whether a scraped family is the gateway's, not pushed.
-func isOwnFamily(name string) bool {
-	if name == "push_time_seconds" || name == "push_failure_time_seconds" {
-		return true
-	}
-	for _, p := range []string{"go_", "process_", "pushgateway_", "pushgate_", "promhttp_"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // canonicalLines renders one line per series: name, type, sorted labels and
 // the full value content (NaN as NaN, so that NaN equals NaN).
 func canonicalLines(mf *dto.MetricFamily) []string {
-	lines := make([]string, 0, len(mf.Metric))
+	lines := make([]string, 0, len(mf.Metric)+1)
+	if !baselineNames[mf.GetName()] {
+		lines = append(lines, fmt.Sprintf("%s HELP %q", mf.GetName(), mf.GetHelp()))
+	}
 	for _, m := range mf.Metric {
 		lps := make([]string, 0, len(m.Label))
 		for _, lp := range m.Label {
@@ -369,7 +392,7 @@ func oracleDecode(body []byte, protobuf bool) (map[string]*dto.MetricFamily, err
 // pushed families were stored in {job="fuzz",instance="i"}: the lines
 // before plus every pushed series with the grouping labels forced, passed
 // through expfmt's text rendering and parsing as the scrape is.
-func expectedScrape(t *testing.T, before string, pushed map[string]*dto.MetricFamily) string {
+func expectedScrape(t *testing.T, before string, pushed map[string]*dto.MetricFamily, own map[string]bool) string {
 	t.Helper()
 	var lines []string
 	if before != "" {
@@ -396,8 +419,10 @@ func expectedScrape(t *testing.T, before string, pushed map[string]*dto.MetricFa
 		if err != nil {
 			t.Fatalf("push accepted, but expfmt cannot parse its own rendering of %q: %v\n%s", mf.GetName(), err, b.String())
 		}
-		for _, p := range parsed {
-			lines = append(lines, canonicalLines(p)...)
+		for name, p := range parsed {
+			if !own[name] {
+				lines = append(lines, canonicalLines(p)...)
+			}
 		}
 	}
 	sort.Strings(lines)
