@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -118,7 +119,14 @@ func parseLabelPair(nameRaw, valueRaw string, opts GroupingPathOptions) (name, v
 		}
 		value = decoded
 	} else if value == "" {
-		return "", "", fmt.Errorf("label %q has an empty value; use %s@base64/= for an empty value", name, name)
+		// The hint repeats the name as it was written in the path, quoted
+		// when it holds characters (such as CR or LF in a UTF-8 name) that
+		// would break the one-line reason.
+		hint := nameRaw + "@base64/="
+		if q := strconv.Quote(hint); q[1:len(q)-1] != hint {
+			hint = q
+		}
+		return "", "", fmt.Errorf("label %q has an empty value; use %s for an empty value", name, hint)
 	}
 	if !utf8.ValidString(value) {
 		return "", "", fmt.Errorf("value %q of label %q is not valid UTF-8", value, name)

@@ -58,6 +58,7 @@ func TestParseGroupingPath(t *testing.T) {
 		{name: "bad base64 in a value is an error", path: "job/J/a@base64/!!", wantErr: `invalid base64 encoding for label a="!!": illegal base64 data at input byte 0`},
 		{name: "the standard base64 alphabet is rejected", path: "job/J/a@base64/YS+i", wantErr: `invalid base64 encoding for label a="YS+i"`},
 		{name: "an empty plain value is an error", path: "job/J/a//b/c", wantErr: `label "a" has an empty value; use a@base64/= for an empty value`},
+		{name: "an empty value of a name holding a CR gets a one-line reason", path: "job/0/\r/", utf8: true, wantErr: `label "\r" has an empty value; use "\r@base64/=" for an empty value`},
 		{name: "a repeated label name is an error", path: "job/J/a/1/a/2", wantErr: `duplicate label name "a" in grouping key`},
 		{name: "a bad percent-escape is an error naming the segment", path: "job/J/a/%zz", wantErr: `path segment "%zz": invalid URL escape "%zz"`},
 		{name: "a bad percent-escape in the job is an error", path: "job/a%2", wantErr: `path segment "a%2"`},
