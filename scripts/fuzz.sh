@@ -20,6 +20,7 @@ parallel=${FUZZPARALLEL:-1}
 targets=(
   "./web/ FuzzParseGroupingPath"
   "./exposition/ FuzzDecodeText"
+  "./exposition/ FuzzTextParserMatchesExpfmt"
   "./exposition/ FuzzDecodeProtobuf"
   "./web/ FuzzPushScrape"
 )
