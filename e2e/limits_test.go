@@ -42,7 +42,7 @@ func TestLimitsAnswer400And507AndChangeNothing(t *testing.T) {
 		reason string // counter label
 		text   string // in the one-line answer
 	}{
-		{"too many series", http.MethodPut, "/metrics/job/a", "m{i=\"1\"} 1\nm{i=\"2\"} 1\nm{i=\"3\"} 1\nm{i=\"4\"} 1\n", 400, "too_many_series", "push has 4 series; --push.max-series is 3"},
+		{"too many series", http.MethodPut, "/metrics/job/a", "m{i=\"1\"} 1\nm{i=\"2\"} 1\nm{i=\"3\"} 1\nm{i=\"4\"} 1\n", 400, "too_many_series", "push has more than 3 series; --push.max-series is 3"},
 		{"too many labels", http.MethodPost, "/metrics/job/a", "n{a=\"1\",b=\"2\",c=\"3\",d=\"4\"} 1\n", 400, "too_many_labels", "--push.max-labels-per-series is 5"},
 		{"a long value in the body", http.MethodPost, "/metrics/job/a", "n{a=\"" + strings.Repeat("v", 17) + "\"} 1\n", 400, "label_value_too_long", "--push.max-label-value-length is 16"},
 		{"a long value in the path", http.MethodPut, "/metrics/job/a/x/" + strings.Repeat("v", 17), "m 1\n", 400, "label_value_too_long", "--push.max-label-value-length is 16"},

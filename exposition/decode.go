@@ -81,7 +81,7 @@ func Decode(r io.Reader, contentType string, opts DecodeOptions) ([]*dto.MetricF
 	if IsProtobuf(contentType) {
 		return decodeProtobuf(r, opts.UTF8Names, opts.MaxSeries)
 	}
-	return decodeText(r, opts.UTF8Names, opts.MaxSeries)
+	return decodeText(r, opts.MaxBytes, opts.UTF8Names, opts.MaxSeries)
 }
 
 // limitedReader reads from r until more than max bytes have been seen, then
@@ -131,11 +131,13 @@ const maxPooledFamilies = 4096
 // decodeText parses a text format 0.0.4 body with textParser, or with
 // expfmt when textParser leaves the body to it. The parsers validate metric
 // and label names under the chosen scheme and label values as UTF-8.
-func decodeText(r io.Reader, utf8Names bool, maxSeries int) ([]*dto.MetricFamily, error) {
+func decodeText(r io.Reader, maxBytes int64, utf8Names bool, maxSeries int) ([]*dto.MetricFamily, error) {
 	buf := readBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
-	if _, err := buf.ReadFrom(r); err != nil {
-		readBuffers.Put(buf)
+	if err := readBody(buf, r, maxBytes); err != nil {
+		if buf.Cap() <= maxPooledBuffer {
+			readBuffers.Put(buf)
+		}
 		return nil, fmt.Errorf("read body: %w", err)
 	}
 	// One copy of the body, which the parser then slices: label names and
@@ -160,6 +162,54 @@ func decodeText(r io.Reader, utf8Names bool, maxSeries int) ([]*dto.MetricFamily
 	}
 	sortByName(families)
 	return families, nil
+}
+
+// readBody reads r to its end into buf. The buffer grows by doubling but
+// never past maxBytes (0: no limit): with bytes.Buffer.ReadFrom a body
+// refused at the 64 MiB default grew the buffer to 128 MiB and the process
+// peaked at 274 MiB (e2e/abuse_test.go, gzip bomb); capped, the refusal
+// costs at most the limit plus the half-size buffer it grew from.
+func readBody(buf *bytes.Buffer, r io.Reader, maxBytes int64) error {
+	const minRead = 16 << 10
+	for {
+		if buf.Available() == 0 {
+			size := max(2*buf.Cap(), minRead)
+			if maxBytes > 0 && int64(size) > maxBytes {
+				size = int(maxBytes)
+			}
+			if size <= buf.Len() {
+				// The buffer holds maxBytes: one more byte decides
+				// between a body of exactly the limit and a longer one
+				// (the limiting reader answers ErrTooLarge).
+				var one [1]byte
+				n, err := r.Read(one[:])
+				if n > 0 {
+					return fmt.Errorf("body exceeds the limit of %d bytes: %w", maxBytes, ErrTooLarge)
+				}
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			// An exact-size copy: bytes.Buffer.Grow may round up past
+			// the limit.
+			grown := bytes.NewBuffer(make([]byte, buf.Len(), size))
+			copy(grown.Bytes(), buf.Bytes())
+			*buf = *grown
+		}
+		free := buf.AvailableBuffer()[:buf.Available()]
+		n, err := r.Read(free)
+		buf.Write(free[:n])
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // decodeTextExpfmt is the slow path: expfmt's parser, for bodies that use
