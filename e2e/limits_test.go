@@ -73,7 +73,7 @@ func TestLimitsAnswer400And507AndChangeNothing(t *testing.T) {
 	// A full store still takes a replacement of the same size.
 	pushText(t, g, http.MethodPut, "/metrics/job/a", "m{i=\"1\"} 5\n")
 	// Rejections are logged at debug only, so the default info log is quiet.
-	if strings.Contains(g.log(), "store is full") || strings.Contains(g.log(), "push has 4 series") {
+	if strings.Contains(g.log(), "store is full") || strings.Contains(g.log(), "--push.max-series") {
 		t.Errorf("a rejection reached the info log:\n%s", g.logTail(4096))
 	}
 }
