@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+	"unique"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
@@ -20,12 +21,18 @@ import (
 // protobuf scrape copies, what the journal stores, and what the API decodes.
 // Keeping bytes instead of the decoded dto objects is what keeps the store
 // small: a decoded family costs several times its wire size in pointers.
+//
+// Names, HELP texts and units are interned: every group of a batch job pushes
+// the same ones, and at 10,000 groups of the bench payload their copies took
+// 11 MB. A unique.Handle is also half the size of a string header.
 type Family struct {
-	name     string
-	help     string
+	name unique.Handle[string]
+	help unique.Handle[string]
+	unit unique.Handle[string]
+	// lastPush is the push time in Unix nanoseconds, 0 for never: a
+	// time.Time is three words and holds a pointer.
+	lastPush int64
 	typ      dto.MetricType
-	unit     string
-	lastPush time.Time
 	// plain is true when every name in the family is a legacy name, so its
 	// rendering does not depend on the scrape's escaping scheme and can be
 	// cached per encoding.
@@ -53,11 +60,11 @@ type renderedBody struct {
 func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor exposition.Encoding) (*Family, error) {
 	plain := isPlain(mf)
 	f := &Family{
-		name:     mf.GetName(),
-		help:     mf.GetHelp(),
+		name:     unique.Make(mf.GetName()),
+		help:     unique.Make(mf.GetHelp()),
+		unit:     unique.Make(mf.GetUnit()),
 		typ:      mf.GetType(),
-		unit:     mf.GetUnit(),
-		lastPush: at,
+		lastPush: timeNanos(at),
 		plain:    plain,
 		series:   series,
 	}
@@ -68,13 +75,13 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor ex
 	scratch := make([]byte, 0, 4096)
 	scratch, err = exposition.AppendBody(scratch, mf, exposition.NewFormat(exposition.EncodingProtobuf))
 	if err != nil {
-		return nil, fmt.Errorf("encode family %q: %w", f.name, err)
+		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}
 	f.metrics = bytes.Clone(scratch)
 	if plain && renderFor != exposition.EncodingProtobuf {
 		scratch, err = exposition.AppendBody(scratch[:0], mf, exposition.NewFormat(renderFor))
 		if err != nil {
-			return nil, fmt.Errorf("render family %q: %w", f.name, err)
+			return nil, fmt.Errorf("render family %q: %w", mf.GetName(), err)
 		}
 		f.rendered.Store(&renderedBody{enc: renderFor, body: bytes.Clone(scratch)})
 	}
@@ -82,31 +89,34 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor ex
 }
 
 // Name returns the metric family name.
-func (f *Family) Name() string { return f.name }
+func (f *Family) Name() string { return f.name.Value() }
 
 // Help returns the HELP text as pushed.
-func (f *Family) Help() string { return f.help }
+func (f *Family) Help() string { return f.help.Value() }
 
 // Type returns the metric type.
 func (f *Family) Type() dto.MetricType { return f.typ }
 
 // LastPush returns the time of the push that stored this family.
-func (f *Family) LastPush() time.Time { return f.lastPush }
+func (f *Family) LastPush() time.Time { return nanosTime(f.lastPush) }
+
+// Unit returns the unit as pushed (OpenMetrics), or "".
+func (f *Family) Unit() string { return f.unit.Value() }
 
 // SeriesCount returns the number of metrics (series) in the family.
 func (f *Family) SeriesCount() int { return len(f.series) }
 
 // Decode returns the family as a new dto object.
 func (f *Family) Decode() (*dto.MetricFamily, error) {
-	mf := &dto.MetricFamily{Name: proto.String(f.name), Type: f.typ.Enum()}
-	if f.help != "" {
-		mf.Help = proto.String(f.help)
+	mf := &dto.MetricFamily{Name: proto.String(f.Name()), Type: f.typ.Enum()}
+	if h := f.Help(); h != "" {
+		mf.Help = proto.String(h)
 	}
-	if f.unit != "" {
-		mf.Unit = proto.String(f.unit)
+	if u := f.Unit(); u != "" {
+		mf.Unit = proto.String(u)
 	}
 	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(f.metrics, mf); err != nil {
-		return nil, fmt.Errorf("decode stored family %q: %w", f.name, err)
+		return nil, fmt.Errorf("decode stored family %q: %w", f.Name(), err)
 	}
 	return mf, nil
 }
@@ -134,7 +144,7 @@ func (f *Family) body(fm exposition.Format) ([]byte, error) {
 	}
 	body, err := exposition.AppendBody(nil, mf, exposition.NewFormat(enc))
 	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", f.name, err)
+		return nil, fmt.Errorf("render family %q: %w", f.Name(), err)
 	}
 	f.rendered.Store(&renderedBody{enc: enc, body: body})
 	return body, nil

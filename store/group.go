@@ -46,7 +46,7 @@ func (g *Group) Families() []*Family {
 	for _, f := range g.families {
 		out = append(out, f)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out
 }
 

@@ -119,12 +119,12 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 	default:
 		typ = run[0].typ
 		for _, f := range run {
-			if f.help != "" {
-				help = f.help
+			if h := f.Help(); h != "" {
+				help = h
 				break
 			}
 		}
-		unit = run[0].unit
+		unit = run[0].Unit()
 	}
 	fw.bodies = fw.bodies[:0]
 	total := 0

@@ -6,7 +6,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sort"
@@ -166,7 +165,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
 	for _, f := range fams {
-		ng.families[f.name] = f
+		ng.families[f.Name()] = f
 	}
 	ng.families[PushTimeName] = pushFam
 	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
@@ -317,7 +316,7 @@ func (s *Store) install(gid string, old, next *Group) {
 			if next != nil && next.families[name] == f {
 				continue
 			}
-			s.index.remove(gid, f)
+			s.index.remove(f)
 			s.entries.Delete(entry{name: name, gid: gid})
 		}
 	}
@@ -329,18 +328,30 @@ func (s *Store) install(gid string, old, next *Group) {
 		if old != nil && old.families[name] == f {
 			continue
 		}
-		s.index.add(gid, f)
+		s.index.add(f)
 		s.entries.ReplaceOrInsert(entry{name: name, gid: gid, fam: f})
 	}
 	s.groups[gid] = next
 }
 
-// ownerName names group gid for error messages. s.mu must be held.
-func (s *Store) ownerName(gid string) string {
-	if g := s.groups[gid]; g != nil {
-		return g.key.String()
-	}
-	return fmt.Sprintf("%q", gid)
+// ownerName names the group holding series h of metric name, for error
+// messages. It scans that name's families: the index keeps no owner per
+// series, and this runs only for a rejected push. s.mu must be held.
+func (s *Store) ownerName(name string, h uint64) string {
+	owner := "(unknown)"
+	s.entries.AscendGreaterOrEqual(entry{name: name}, func(e entry) bool {
+		if e.name != name {
+			return false
+		}
+		if newSeriesSet(e.fam.series).has(h) {
+			if g := s.groups[e.gid]; g != nil {
+				owner = g.key.String()
+			}
+			return false
+		}
+		return true
+	})
+	return owner
 }
 
 // Groups returns every group, sorted by grouping key.
