@@ -7,6 +7,7 @@ import (
 	"time"
 	"unique"
 
+	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
@@ -17,10 +18,14 @@ import (
 // installed, except for its render cache, which is filled atomically.
 //
 // The canonical form is the protobuf encoding of the family's metrics (the
-// repeated field 4 of io.prometheus.client.MetricFamily): it is what a
-// protobuf scrape copies, what the journal stores, and what the API decodes.
+// repeated field 4 of io.prometheus.client.MetricFamily), kept
+// s2-compressed: it is what the journal stores, what the API decodes, and
+// what a protobuf scrape serves when protobuf is not the hot encoding.
 // Keeping bytes instead of the decoded dto objects is what keeps the store
 // small: a decoded family costs several times its wire size in pointers.
+// Compressing them halves them again: at 10,000 groups of the bench payload
+// the protobuf bytes are 41.4 MB raw and 20.5 MB as s2 blocks, and s2
+// decodes them at about 3 GB/s on this machine.
 //
 // Names, HELP texts and units are interned: every group of a batch job pushes
 // the same ones, and at 10,000 groups of the bench payload their copies took
@@ -37,13 +42,14 @@ type Family struct {
 	// rendering does not depend on the scrape's escaping scheme and can be
 	// cached per encoding.
 	plain bool
-	// metrics holds the protobuf bytes of field 4 for every metric.
-	metrics []byte
+	// packed holds the s2 block of the protobuf bytes of field 4 for every
+	// metric.
+	packed []byte
 	// series holds one hash per metric (name plus sorted labels), for the
 	// consistency index.
 	series []uint64
-	// rendered caches the text or OpenMetrics body of the encoding last
-	// scraped; only one is kept, to bound memory.
+	// rendered caches the uncompressed body (text, OpenMetrics or protobuf)
+	// of the encoding last scraped; only one is kept, to bound memory.
 	rendered atomic.Pointer[renderedBody]
 }
 
@@ -53,11 +59,21 @@ type renderedBody struct {
 	body []byte
 }
 
+// scratch holds the buffers newFamily renders into, reused across the
+// families of one push: a fresh 4 KB buffer per family (and another for s2's
+// worst case) was 20% of all bytes allocated during a fill.
+type scratch struct {
+	body, packed []byte
+}
+
 // newFamily builds a stored family from a sanitized, validated dto family.
-// series holds the already computed series hashes. If renderFor is a text
-// encoding, its body is rendered now, on the push path, so that scrapes only
-// copy bytes.
-func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor exposition.Encoding) (*Family, error) {
+// series holds the already computed series hashes. The body for renderFor
+// (the encoding last scraped) is rendered now, on the push path, so that
+// scrapes only copy bytes. sc may be nil.
+func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor exposition.Encoding, sc *scratch) (*Family, error) {
+	if sc == nil {
+		sc = &scratch{}
+	}
 	plain := isPlain(mf)
 	f := &Family{
 		name:     unique.Make(mf.GetName()),
@@ -68,23 +84,30 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor ex
 		plain:    plain,
 		series:   series,
 	}
-	var err error
-	// Render into a scratch buffer and keep exact-size copies: appending
+	// Render into the scratch buffers and keep exact-size copies: appending
 	// leaves up to half of a buffer's capacity unused, which at 10,000
 	// groups was 40% of the store's memory.
-	scratch := make([]byte, 0, 4096)
-	scratch, err = exposition.AppendBody(scratch, mf, exposition.NewFormat(exposition.EncodingProtobuf))
+	var err error
+	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(exposition.EncodingProtobuf))
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}
-	f.metrics = bytes.Clone(scratch)
-	if plain && renderFor != exposition.EncodingProtobuf {
-		scratch, err = exposition.AppendBody(scratch[:0], mf, exposition.NewFormat(renderFor))
-		if err != nil {
-			return nil, fmt.Errorf("render family %q: %w", mf.GetName(), err)
-		}
-		f.rendered.Store(&renderedBody{enc: renderFor, body: bytes.Clone(scratch)})
+	if n := s2.MaxEncodedLen(len(sc.body)); cap(sc.packed) < n {
+		sc.packed = make([]byte, n)
 	}
+	f.packed = bytes.Clone(s2.Encode(sc.packed[:cap(sc.packed)], sc.body))
+	if !plain {
+		return f, nil
+	}
+	if renderFor == exposition.EncodingProtobuf {
+		f.rendered.Store(&renderedBody{enc: renderFor, body: bytes.Clone(sc.body)})
+		return f, nil
+	}
+	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(renderFor))
+	if err != nil {
+		return nil, fmt.Errorf("render family %q: %w", mf.GetName(), err)
+	}
+	f.rendered.Store(&renderedBody{enc: renderFor, body: bytes.Clone(sc.body)})
 	return f, nil
 }
 
@@ -108,6 +131,10 @@ func (f *Family) SeriesCount() int { return len(f.series) }
 
 // Decode returns the family as a new dto object.
 func (f *Family) Decode() (*dto.MetricFamily, error) {
+	metrics, err := f.metrics()
+	if err != nil {
+		return nil, err
+	}
 	mf := &dto.MetricFamily{Name: proto.String(f.Name()), Type: f.typ.Enum()}
 	if h := f.Help(); h != "" {
 		mf.Help = proto.String(h)
@@ -115,24 +142,43 @@ func (f *Family) Decode() (*dto.MetricFamily, error) {
 	if u := f.Unit(); u != "" {
 		mf.Unit = proto.String(u)
 	}
-	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(f.metrics, mf); err != nil {
+	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(metrics, mf); err != nil {
 		return nil, fmt.Errorf("decode stored family %q: %w", f.Name(), err)
 	}
 	return mf, nil
 }
 
+// metrics returns the protobuf bytes of the family's metrics: the render
+// cache when it holds them, else a new decompressed copy. The result must not
+// be modified.
+func (f *Family) metrics() ([]byte, error) {
+	if r := f.rendered.Load(); r != nil && r.enc == exposition.EncodingProtobuf {
+		return r.body, nil
+	}
+	b, err := s2.Decode(nil, f.packed)
+	if err != nil {
+		return nil, fmt.Errorf("decompress stored family %q: %w", f.Name(), err)
+	}
+	return b, nil
+}
+
 // body returns the family's metrics in format fm. The returned slice may be
 // shared with the cache and must not be modified. Plain families are served
-// from the protobuf bytes or the render cache; other families are rendered
-// for the scrape's escaping scheme every time.
+// from the render cache, which a miss refills for the scrape's encoding;
+// other families are rendered for the scrape's escaping scheme every time.
 func (f *Family) body(fm exposition.Format) ([]byte, error) {
 	enc := fm.Encoding()
 	if f.plain {
-		if enc == exposition.EncodingProtobuf {
-			return f.metrics, nil
-		}
 		if r := f.rendered.Load(); r != nil && r.enc == enc {
 			return r.body, nil
+		}
+		if enc == exposition.EncodingProtobuf {
+			body, err := f.metrics()
+			if err != nil {
+				return nil, err
+			}
+			f.rendered.Store(&renderedBody{enc: enc, body: body})
+			return body, nil
 		}
 	}
 	mf, err := f.Decode()

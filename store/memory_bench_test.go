@@ -20,7 +20,7 @@ func BenchmarkStoreHeap(b *testing.B) {
 		var text, proto int
 		for _, g := range s.Groups() {
 			for _, f := range g.Families() {
-				proto += len(f.metrics)
+				proto += len(f.packed)
 				if r := f.rendered.Load(); r != nil {
 					text += len(r.body)
 				}
@@ -28,7 +28,7 @@ func BenchmarkStoreHeap(b *testing.B) {
 		}
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "heap-MB")
 		b.ReportMetric(float64(text)/1e6, "text-MB")
-		b.ReportMetric(float64(proto)/1e6, "proto-MB")
+		b.ReportMetric(float64(proto)/1e6, "packed-MB")
 		runtime.KeepAlive(s)
 	}
 }

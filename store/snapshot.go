@@ -35,10 +35,7 @@ func (s *Store) Snapshot() *Snapshot {
 // HELP wins; otherwise the HELP of the first group (in grouping-key order)
 // that has one, so the same store always scrapes the same way.
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
-	enc := f.Encoding()
-	if enc != exposition.EncodingProtobuf {
-		sn.store.renderEnc.Store(int32(enc))
-	}
+	sn.store.renderEnc.Store(int32(f.Encoding()))
 	own = append([]*dto.MetricFamily(nil), own...)
 	sort.Slice(own, func(i, j int) bool { return own[i].GetName() < own[j].GetName() })
 	cw := &countingWriter{w: bufio.NewWriterSize(w, 64<<10)}

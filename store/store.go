@@ -63,7 +63,7 @@ type Store struct {
 	logger  *slog.Logger
 	journal Journal
 
-	// renderEnc is the text encoding last scraped; pushes pre-render it.
+	// renderEnc is the encoding last scraped; pushes pre-render it.
 	renderEnc atomic.Int32
 
 	mu      sync.Mutex
@@ -136,8 +136,9 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	}
 	enc := exposition.Encoding(s.renderEnc.Load())
 	fams := make([]*Family, len(prepared))
+	var sc scratch
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc); err != nil {
+		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, &sc); err != nil {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
@@ -172,7 +173,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		s.mu.Unlock()
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
-	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: encodeGroup(ng)})
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
 	if err != nil {
 		return err
@@ -207,7 +208,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 			return rej
 		}
 	}
-	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: encodeGroup(ng)})
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
 	if err == nil {
 		err = s.wait(ctx, ticket)
