@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -117,5 +118,52 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
+	s := New(Options{})
+	k := key("job", "j")
+	if err := s.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(1, 1), Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+	cached := func() int {
+		n := 0
+		for _, f := range s.Group(k).Families() {
+			if r := f.rendered.Load(); r != nil && r.enc == exposition.EncodingText {
+				n++
+			}
+		}
+		return n
+	}
+	before := cached()
+	if before == 0 {
+		t.Fatal("a push did not pre-render text bodies")
+	}
+	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := cached(); after != before {
+		t.Errorf("text bodies cached after a protobuf scrape = %d, want %d", after, before)
+	}
+	unpacked := func() int {
+		n := 0
+		for _, f := range s.Group(k).Families() {
+			if f.unpacked.Load() != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if n := unpacked(); n != before {
+		t.Errorf("protobuf bodies kept after a protobuf scrape = %d, want %d", n, before)
+	}
+	// A text scrape drops them: a gateway scraped only as text holds only
+	// the compressed bytes.
+	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := unpacked(); n != 0 {
+		t.Errorf("protobuf bodies kept after a text scrape = %d, want 0", n)
 	}
 }

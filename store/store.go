@@ -63,7 +63,7 @@ type Store struct {
 	logger  *slog.Logger
 	journal Journal
 
-	// renderEnc is the encoding last scraped; pushes pre-render it.
+	// renderEnc is the text encoding last scraped; pushes pre-render it.
 	renderEnc atomic.Int32
 
 	mu      sync.Mutex
