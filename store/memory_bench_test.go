@@ -32,3 +32,16 @@ func BenchmarkStoreHeap(b *testing.B) {
 		runtime.KeepAlive(s)
 	}
 }
+
+// BenchmarkGCWithStore measures one full garbage collection with 10,000
+// bench groups stored: the mark work every collection pays for the store,
+// which decides what a low GOGC costs per push.
+func BenchmarkGCWithStore(b *testing.B) {
+	s := filledStore(b, 10_000)
+	runtime.GC()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+	}
+	runtime.KeepAlive(s)
+}
