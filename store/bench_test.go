@@ -13,7 +13,7 @@ import (
 
 // filledStore returns a store holding n groups of the realistic batch-job
 // payload (8 families, 74 samples each).
-func filledStore(b *testing.B, n int) *Store {
+func filledStore(b testing.TB, n int) *Store {
 	b.Helper()
 	s := New(Options{})
 	ctx := context.Background()

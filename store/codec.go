@@ -21,7 +21,7 @@ const groupCodecVersion = 1
 func encodeGroup(g *Group) []byte {
 	size := 32
 	for _, f := range g.families {
-		size += len(f.metrics) + len(f.name) + len(f.help) + 32
+		size += 2*len(f.packed) + len(f.Name()) + len(f.Help()) + 32
 	}
 	b := make([]byte, 0, size)
 	b = append(b, groupCodecVersion)
@@ -40,16 +40,23 @@ func encodeGroup(g *Group) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(n))
 	for _, f := range g.Families() {
-		if f.name == PushTimeName || f.name == PushFailureTimeName {
+		name := f.Name()
+		if name == PushTimeName || name == PushFailureTimeName {
 			continue
 		}
-		b = appendString(b, f.name)
-		b = appendString(b, f.help)
+		b = appendString(b, name)
+		b = appendString(b, f.Help())
 		b = binary.AppendUvarint(b, uint64(f.typ))
-		b = appendString(b, f.unit)
-		b = binary.AppendVarint(b, timeNanos(f.lastPush))
-		b = binary.AppendUvarint(b, uint64(len(f.metrics)))
-		b = append(b, f.metrics...)
+		b = appendString(b, f.Unit())
+		b = binary.AppendVarint(b, f.lastPush)
+		metrics, err := f.metrics()
+		if err != nil {
+			// packed was written by s2.Encode in this process; a failure
+			// to decode it is memory corruption, not bad input.
+			panic("store: " + err.Error())
+		}
+		b = binary.AppendUvarint(b, uint64(len(metrics)))
+		b = append(b, metrics...)
 	}
 	return b
 }
@@ -139,12 +146,13 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 		return err
 	}
 	g := &Group{key: sg.key, pushTime: sg.pushTime, failTime: sg.failTime, families: make(map[string]*Family, len(prepared)+2)}
+	var sc scratch
 	for i, pf := range prepared {
-		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, enc)
+		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, enc, &sc)
 		if err != nil {
 			return err
 		}
-		g.families[f.name] = f
+		g.families[f.Name()] = f
 	}
 	pushFam, pushPrep := timeFamily(PushTimeName, sg.key, sg.pushTime, s.seed, enc)
 	failFam, failPrep := timeFamily(PushFailureTimeName, sg.key, sg.failTime, s.seed, enc)

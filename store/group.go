@@ -46,7 +46,7 @@ func (g *Group) Families() []*Family {
 	for _, f := range g.families {
 		out = append(out, f)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out
 }
 
@@ -100,10 +100,20 @@ func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc e
 	var h maphash.Hash
 	h.SetSeed(seed)
 	series := []uint64{seriesHash(&h, name, labels)}
-	f, err := newFamily(mf, series, t, enc)
+	f, err := newFamily(mf, series, t, enc, nil)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
 		panic("store: encode " + name + ": " + err.Error())
 	}
 	return f, preparedFamily{mf: mf, series: series}
+}
+
+// journalValue encodes g for the journal, or returns nil when there is no
+// journal: encoding decompresses every family of the group, work a
+// memory-only store need not do on every push. s.mu must be held.
+func (s *Store) journalValue(g *Group) []byte {
+	if s.journal == nil {
+		return nil
+	}
+	return encodeGroup(g)
 }

@@ -35,8 +35,7 @@ func (s *Store) Snapshot() *Snapshot {
 // HELP wins; otherwise the HELP of the first group (in grouping-key order)
 // that has one, so the same store always scrapes the same way.
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
-	enc := f.Encoding()
-	if enc != exposition.EncodingProtobuf {
+	if enc := f.Encoding(); enc != exposition.EncodingProtobuf {
 		sn.store.renderEnc.Store(int32(enc))
 	}
 	own = append([]*dto.MetricFamily(nil), own...)
@@ -94,10 +93,18 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 
 // familyWriter writes merged families in one format.
 type familyWriter struct {
-	w      io.Writer
-	f      exposition.Format
-	buf    []byte
-	bodies [][]byte
+	w     io.Writer
+	f     exposition.Format
+	buf   []byte
+	parts []part
+}
+
+// part is one family's body in a merged family: bytes ready to write, or a
+// stored family whose protobuf bytes are fetched (and if need be
+// decompressed) while writing.
+type part struct {
+	body   []byte
+	packed *Family
 }
 
 // writeOwn writes one of the gateway's own families, which no group shares.
@@ -119,29 +126,45 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 	default:
 		typ = run[0].typ
 		for _, f := range run {
-			if f.help != "" {
-				help = f.help
+			if h := f.Help(); h != "" {
+				help = h
 				break
 			}
 		}
-		unit = run[0].unit
+		unit = run[0].Unit()
 	}
-	fw.bodies = fw.bodies[:0]
+	fw.parts = fw.parts[:0]
 	total := 0
 	if own != nil && len(own.Metric) > 0 {
 		b, err := exposition.AppendBody(nil, own, fw.f)
 		if err != nil {
 			return fmt.Errorf("render %q: %w", name, err)
 		}
-		fw.bodies = append(fw.bodies, b)
+		fw.parts = append(fw.parts, part{body: b})
 		total += len(b)
 	}
+	protobuf := fw.f.Encoding() == exposition.EncodingProtobuf
 	for _, f := range run {
+		if f.streamsProtobuf(fw.f) {
+			// The frame length comes first: add up the lengths (from the s2
+			// headers for bodies not cached yet) and decompress while
+			// writing, one family at a time.
+			n, err := f.metricsLen()
+			if err != nil {
+				return err
+			}
+			fw.parts = append(fw.parts, part{packed: f})
+			total += n
+			continue
+		}
+		if !protobuf {
+			f.dropProtobufBody()
+		}
 		b, err := f.body(fw.f)
 		if err != nil {
 			return err
 		}
-		fw.bodies = append(fw.bodies, b)
+		fw.parts = append(fw.parts, part{body: b})
 		total += len(b)
 	}
 	if total == 0 {
@@ -158,7 +181,14 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 		return err
 	}
 	fw.buf = header
-	for _, b := range fw.bodies {
+	for _, p := range fw.parts {
+		b := p.body
+		if p.packed != nil {
+			var err error
+			if b, err = p.packed.protobufBody(); err != nil {
+				return err
+			}
+		}
 		if _, err := fw.w.Write(b); err != nil {
 			return err
 		}

@@ -7,7 +7,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sort"
@@ -148,8 +147,9 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	}
 	enc := exposition.Encoding(s.renderEnc.Load())
 	fams := make([]*Family, len(prepared))
+	var sc scratch
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc); err != nil {
+		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, &sc); err != nil {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
@@ -177,7 +177,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
 	for _, f := range fams {
-		ng.families[f.name] = f
+		ng.families[f.Name()] = f
 	}
 	ng.families[PushTimeName] = pushFam
 	newGroups := 0
@@ -192,7 +192,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		s.mu.Unlock()
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
-	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: encodeGroup(ng)})
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
 	if err != nil {
 		return err
@@ -232,7 +232,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 			return rej
 		}
 	}
-	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: encodeGroup(ng)})
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
 	if err == nil {
 		err = s.wait(ctx, ticket)
@@ -342,8 +342,8 @@ func (s *Store) install(gid string, old, next *Group) {
 			if next != nil && next.families[name] == f {
 				continue
 			}
-			s.series -= len(f.series)
-			s.index.remove(gid, f)
+			s.series -= f.SeriesCount()
+			s.index.remove(f)
 			s.entries.Delete(entry{name: name, gid: gid})
 		}
 	}
@@ -355,19 +355,31 @@ func (s *Store) install(gid string, old, next *Group) {
 		if old != nil && old.families[name] == f {
 			continue
 		}
-		s.series += len(f.series)
-		s.index.add(gid, f)
+		s.series += f.SeriesCount()
+		s.index.add(f)
 		s.entries.ReplaceOrInsert(entry{name: name, gid: gid, fam: f})
 	}
 	s.groups[gid] = next
 }
 
-// ownerName names group gid for error messages. s.mu must be held.
-func (s *Store) ownerName(gid string) string {
-	if g := s.groups[gid]; g != nil {
-		return g.key.String()
-	}
-	return fmt.Sprintf("%q", gid)
+// ownerName names the group holding series h of metric name, for error
+// messages. It scans that name's families: the index keeps no owner per
+// series, and this runs only for a rejected push. s.mu must be held.
+func (s *Store) ownerName(name string, h uint64) string {
+	owner := "(unknown)"
+	s.entries.AscendGreaterOrEqual(entry{name: name}, func(e entry) bool {
+		if e.name != name {
+			return false
+		}
+		if newSeriesSet(e.fam.series).has(h) {
+			if g := s.groups[e.gid]; g != nil {
+				owner = g.key.String()
+			}
+			return false
+		}
+		return true
+	})
+	return owner
 }
 
 // Groups returns every group, sorted by grouping key.

@@ -62,6 +62,7 @@ type config struct {
 	forceEmpty              bool
 	log                     *promslog.Config
 	app                     *kingpin.Application
+	gc                      gcSettings
 }
 
 // parseFlags declares the reference Pushgateway's flags, with its names and
@@ -87,6 +88,7 @@ func parseFlags(args []string) (*config, error) {
 	app.Flag("push.enable-utf8-names", "Allow UTF-8 characters in metric and label names.").Default("false").BoolVar(&c.utf8Names)
 	app.Flag("push.max-body-bytes", "Largest push body accepted, after decompression (pushgate only).").Default("67108864").Int64Var(&c.maxBodyBytes)
 	addLimitFlags(app, &c.limits, &c.server)
+	addGCFlags(app, &c.gc)
 	promslogflag.AddFlags(app, c.log)
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
@@ -128,6 +130,10 @@ func run(args []string) int {
 		return 2
 	}
 	logger := promslog.New(c.log)
+	if err := c.gc.apply(logger); err != nil {
+		logger.Error("invalid flags", "err", err)
+		return 2
+	}
 	prefix, externalPath, err := routePrefix(c.routePrefix, c.externalURL)
 	if err != nil {
 		logger.Error("invalid flags", "err", err)

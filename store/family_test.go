@@ -1,0 +1,169 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// TestScrapesAreTheSameWhicheverEncodingIsHot scrapes a store in a sequence
+// of encodings, so that the render cache switches between text, OpenMetrics
+// and protobuf bodies and pushes in between pre-render the hot one, and
+// checks every scrape against the same store rendered from decoded families
+// with no cache at all.
+func TestScrapesAreTheSameWhicheverEncodingIsHot(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	pushGroup := func(i, seq int) {
+		t.Helper()
+		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		pushGroup(i, 0)
+	}
+	encs := []exposition.Encoding{
+		exposition.EncodingProtobuf, exposition.EncodingText, exposition.EncodingProtobuf,
+		exposition.EncodingOpenMetrics, exposition.EncodingText, exposition.EncodingProtobuf,
+	}
+	for step, enc := range encs {
+		t.Run(fmt.Sprintf("%d %s", step, enc), func(t *testing.T) {
+			f := exposition.NewFormat(enc)
+			var got bytes.Buffer
+			if _, err := s.Snapshot().WriteTo(&got, f, nil); err != nil {
+				t.Fatal(err)
+			}
+			if want := uncachedScrape(t, s, f); !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("scrape differs from an uncached render:\ngot  %.300q\nwant %.300q", got.Bytes(), want)
+			}
+		})
+		// A push after the scrape is pre-rendered in the hot encoding.
+		pushGroup(step%5, step+1)
+	}
+}
+
+// uncachedScrape renders the store in format f from freshly decoded
+// families, bypassing every cache.
+func uncachedScrape(t *testing.T, s *Store, f exposition.Format) []byte {
+	t.Helper()
+	fresh := New(Options{})
+	for _, g := range s.Groups() {
+		var fams []*dto.MetricFamily
+		for _, fam := range g.Families() {
+			if fam.Name() == PushTimeName || fam.Name() == PushFailureTimeName {
+				continue
+			}
+			mf, err := fam.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fams = append(fams, mf)
+		}
+		if err := fresh.Push(context.Background(), Push{Key: g.Key(), Method: Replace, Families: fams, Time: g.PushTime()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The fresh store has never been scraped, so its cache holds text
+	// bodies; clear them so every body is rendered from the dto.
+	for _, g := range fresh.Groups() {
+		for _, fam := range g.Families() {
+			fam.rendered.Store(nil)
+		}
+	}
+	var out bytes.Buffer
+	if _, err := fresh.Snapshot().WriteTo(&out, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
+	for _, hot := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingProtobuf} {
+		t.Run(hot.String(), func(t *testing.T) {
+			pushed := payload.Families(7, 3)
+			want := make([]*dto.MetricFamily, len(pushed))
+			for i, mf := range pushed {
+				want[i] = proto.Clone(mf).(*dto.MetricFamily)
+			}
+			prepared, err := prepare(key("job", "j"), pushed, false, Limits{}, New(Options{}).seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, pf := range prepared {
+				f, err := newFamily(pf.mf, pf.series, t0, hot, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := f.Decode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				// prepare adds job and instance labels; compare with the
+				// prepared family, and check the pushed values survived.
+				if !proto.Equal(got, pf.mf) {
+					t.Errorf("family %q changed:\ngot  %v\nwant %v", want[i].GetName(), got, pf.mf)
+				}
+				if len(got.Metric) != len(want[i].Metric) {
+					t.Errorf("family %q has %d metrics, pushed %d", want[i].GetName(), len(got.Metric), len(want[i].Metric))
+				}
+			}
+		})
+	}
+}
+
+func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
+	s := New(Options{})
+	k := key("job", "j")
+	if err := s.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(1, 1), Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+	cached := func() int {
+		n := 0
+		for _, f := range s.Group(k).Families() {
+			if r := f.rendered.Load(); r != nil && r.enc == exposition.EncodingText {
+				n++
+			}
+		}
+		return n
+	}
+	before := cached()
+	if before == 0 {
+		t.Fatal("a push did not pre-render text bodies")
+	}
+	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := cached(); after != before {
+		t.Errorf("text bodies cached after a protobuf scrape = %d, want %d", after, before)
+	}
+	unpacked := func() int {
+		n := 0
+		for _, f := range s.Group(k).Families() {
+			if f.unpacked.Load() != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if n := unpacked(); n != before {
+		t.Errorf("protobuf bodies kept after a protobuf scrape = %d, want %d", n, before)
+	}
+	// A text scrape drops them: a gateway scraped only as text holds only
+	// the compressed bytes.
+	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := unpacked(); n != 0 {
+		t.Errorf("protobuf bodies kept after a text scrape = %d, want 0", n)
+	}
+}
