@@ -61,7 +61,17 @@ func AppendBody(dst []byte, mf *dto.MetricFamily, f Format) ([]byte, error) {
 	if f.enc == EncodingProtobuf {
 		return appendMetricFields(dst, escaped)
 	}
+	if f.enc == EncodingText {
+		var ok bool
+		if dst, ok = appendTextSamples(dst, escaped); ok {
+			return dst, nil
+		}
+	}
 
+	// Slow path: OpenMetrics, and text families the fast path leaves alone
+	// (names expfmt quotes, and malformed families, whose errors expfmt
+	// words). expfmt writes through a pooled buffer, from which the header
+	// lines are dropped.
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
