@@ -17,9 +17,14 @@ import (
 // or an empty family. The caller then takes the slow path through expfmt,
 // which quotes such names and reports such errors with its own messages.
 //
-// On the 74-sample batch-job payload it renders the 8 families in about a
-// quarter of the time expfmt takes, without allocating (see
-// BenchmarkTextRender); it is what every text push spends on rendering.
+// Every push renders its families here (store.newFamily), so this is on
+// the push path: on the 74-sample batch-job payload it renders the 8
+// families in 5.3 µs against expfmt's 22.0 µs plus the header drop (4.2×),
+// with 0 allocations against 41 (BenchmarkTextRender, median of 8 on a
+// shared 2-core machine); AppendBody's text case went from 32.7 µs to
+// 6.0 µs (BenchmarkAppendBody/text) and a whole store.Push of the payload
+// from 177 µs and 443 allocations to 142 µs and 412 (BenchmarkApply,
+// groups=0, noisy: ±30–55%).
 func appendTextSamples(dst []byte, mf *dto.MetricFamily) ([]byte, bool) {
 	name := mf.GetName()
 	if len(mf.Metric) == 0 || !legacyNameFast(name) {
