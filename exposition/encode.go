@@ -35,9 +35,10 @@ const (
 // its memory forever.
 const maxPooledBuffer = 1 << 20
 
-// renderBuffers holds the scratch buffers AppendBody renders into before it
-// drops the header lines: it runs on the push path, and reusing the buffer
-// saves one allocation per rendered family.
+// renderBuffers holds the scratch buffers AppendBody's slow path (expfmt)
+// renders into before it drops the header lines: OpenMetrics bodies are
+// rendered on the push path when OpenMetrics was scraped last, and reusing
+// the buffer saves one allocation per rendered family.
 var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // AppendBody appends the rendering of mf's metrics in f, without any header
@@ -61,7 +62,17 @@ func AppendBody(dst []byte, mf *dto.MetricFamily, f Format) ([]byte, error) {
 	if f.enc == EncodingProtobuf {
 		return appendMetricFields(dst, escaped)
 	}
+	if f.enc == EncodingText {
+		var ok bool
+		if dst, ok = appendTextSamples(dst, escaped); ok {
+			return dst, nil
+		}
+	}
 
+	// Slow path: OpenMetrics, and text families the fast path leaves alone
+	// (names expfmt quotes, and malformed families, whose errors expfmt
+	// words). expfmt writes through a pooled buffer, from which the header
+	// lines are dropped.
 	buf := renderBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
