@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -27,8 +25,6 @@ type prometheusServer struct {
 // a config scraping the gateway every second with honor_labels: true.
 func startPrometheus(t *testing.T, g *gateway) *prometheusServer {
 	t.Helper()
-	bin := requireTool(t, "prometheus")
-	dir := t.TempDir()
 	metricsPath := strings.TrimPrefix(g.URL, "http://"+g.Addr) + "/metrics"
 	config := fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -41,28 +37,7 @@ scrape_configs:
     static_configs:
       - targets: [%q]
 `, metricsPath, g.Addr)
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for attempt := 0; attempt < 5; attempt++ {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-		p := startProcess(t, "prometheus", bin,
-			"--config.file="+cfg,
-			"--storage.tsdb.path="+filepath.Join(dir, fmt.Sprintf("data%d", attempt)),
-			"--web.listen-address="+addr,
-		)
-		s := &prometheusServer{process: p, URL: "http://" + addr}
-		if waitReadyTimeout(t, p, s.URL+"/-/ready", promTimeout) {
-			return s
-		}
-		if !strings.Contains(p.log(), "address already in use") {
-			t.Fatalf("prometheus did not become ready; log:\n%s", p.logTail(16<<10))
-		}
-		p.signal(os.Kill)
-	}
-	t.Fatal("prometheus: no free port")
-	return nil
+	return startPrometheusWithConfig(t, config)
 }
 
 // promSample is one element of an instant-query vector result.

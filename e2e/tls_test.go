@@ -322,8 +322,7 @@ scrape_configs:
 }
 
 // startPrometheusWithConfig starts the real Prometheus with the given
-// configuration on a free loopback port (startPrometheus in
-// prometheus_test.go writes a plain-HTTP configuration of its own).
+// configuration on a free loopback port, retrying on a port race.
 func startPrometheusWithConfig(t *testing.T, config string) *prometheusServer {
 	t.Helper()
 	bin := requireTool(t, "prometheus")
