@@ -71,7 +71,7 @@ func (s *Store) Reserve(builtin []*dto.MetricFamily) {
 	for _, mf := range builtin {
 		e := s.index[mf.GetName()]
 		if e == nil {
-			e = &nameEntry{typ: mf.GetType(), series: map[uint64]struct{}{}}
+			e = &nameEntry{typ: mf.GetType(), series: map[uint64]string{}}
 			s.index[mf.GetName()] = e
 		}
 		e.builtin = true

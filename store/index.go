@@ -14,18 +14,17 @@ import (
 type nameEntry struct {
 	typ    dto.MetricType
 	groups int
-	// series holds the hash (name plus sorted labels) of every series of
-	// this name in the store. Hashes are 64-bit maphash values; a collision
-	// between two different series is astronomically unlikely and would only
-	// cause a false "duplicate" rejection, never an invalid scrape.
+	// series maps the hash (name plus sorted labels) of every series of
+	// this name in the store to the ID of the group that holds it. Hashes
+	// are 64-bit maphash values; a collision between two different series
+	// is astronomically unlikely and would only cause a false "duplicate"
+	// rejection, never an invalid scrape.
 	//
-	// It is a set, not a map to the owning group: the check only needs to
-	// know whether a series is held by a group other than the pushing one,
-	// which the pushing group's own old family answers, and the owner is
-	// looked up (by a scan of that name's families) only for the error
-	// message. At 10,000 groups of the bench payload (760k series) the set
-	// takes 9 MB where a map to the group ID took 21 MB.
-	series map[uint64]struct{}
+	// A set of hashes would take 9 MB instead of 21 MB at 10,000 groups of
+	// the bench payload (760k series), but naming the owner in a rejection
+	// would then need a scan of every group holding the name, under the
+	// store's lock: work proportional to the store, at a client's will.
+	series map[uint64]string
 	// builtin marks the gateway's own metric names (go_*, process_*,
 	// pushgateway_*): their type is fixed and their HELP wins.
 	builtin bool
@@ -35,17 +34,17 @@ type nameEntry struct {
 // index maps metric names to their entries.
 type index map[string]*nameEntry
 
-// add records a group's family.
-func (ix index) add(f *Family) {
+// add records family f of group gid.
+func (ix index) add(gid string, f *Family) {
 	name := f.Name()
 	e := ix[name]
 	if e == nil {
-		e = &nameEntry{typ: f.typ, series: make(map[uint64]struct{}, len(f.series))}
+		e = &nameEntry{typ: f.typ, series: make(map[uint64]string, len(f.series))}
 		ix[name] = e
 	}
 	e.groups++
 	for _, h := range f.series {
-		e.series[h] = struct{}{}
+		e.series[h] = gid
 	}
 }
 
@@ -89,9 +88,9 @@ func (ix index) typeOf(name, gid string, old, result map[string]*Family) (dto.Me
 // check verifies that replacing the families of group gid (old) by result
 // keeps the merged store valid, looking only at the families in changed:
 // one type per name across groups, no suffix collisions between a summary or
-// histogram and another family, no series owned by another group. owner
-// names the group holding series h of a name, for error messages.
-func (ix index) check(gid string, old, result map[string]*Family, changed []preparedFamily, owner func(name string, h uint64) string) error {
+// histogram and another family, no series owned by another group. groupName
+// names a group by its ID, for error messages.
+func (ix index) check(gid string, old, result map[string]*Family, changed []preparedFamily, groupName func(gid string) string) error {
 	for _, pf := range changed {
 		name := pf.mf.GetName()
 		typ := pf.mf.GetType()
@@ -103,13 +102,9 @@ func (ix index) check(gid string, old, result map[string]*Family, changed []prep
 			if (e.builtin || others > 0) && e.typ != typ {
 				return fmt.Errorf("metric %q is pushed as %s but is a %s in the store", name, typeName(typ), typeName(e.typ))
 			}
-			var mine seriesSet
-			if of := old[name]; of != nil {
-				mine = newSeriesSet(of.series)
-			}
 			for i, h := range pf.series {
-				if _, ok := e.series[h]; ok && !mine.has(h) {
-					return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), owner(name, h))
+				if owner, ok := e.series[h]; ok && owner != gid {
+					return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), groupName(owner))
 				}
 			}
 		}
@@ -150,41 +145,6 @@ func (ix index) checkSuffixes(name string, typ dto.MetricType, gid string, old, 
 		}
 	}
 	return nil
-}
-
-// seriesSet answers membership in one family's series hashes: a linear scan
-// for small families, a map for large ones, so a check stays linear in the
-// push.
-type seriesSet struct {
-	small []uint64
-	large map[uint64]struct{}
-}
-
-// smallSeriesSet is the size up to which a scan beats building a map.
-const smallSeriesSet = 16
-
-func newSeriesSet(hs []uint64) seriesSet {
-	if len(hs) <= smallSeriesSet {
-		return seriesSet{small: hs}
-	}
-	m := make(map[uint64]struct{}, len(hs))
-	for _, h := range hs {
-		m[h] = struct{}{}
-	}
-	return seriesSet{large: m}
-}
-
-func (s seriesSet) has(h uint64) bool {
-	if s.large != nil {
-		_, ok := s.large[h]
-		return ok
-	}
-	for _, x := range s.small {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }
 
 func isHistogram(t dto.MetricType) bool {

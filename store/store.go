@@ -188,7 +188,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		s.mu.Unlock()
 		return err
 	}
-	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
+	if err := s.index.check(gid, oldFams, ng.families, prepared, s.groupName); err != nil {
 		s.mu.Unlock()
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
@@ -223,7 +223,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
-			err = s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.ownerName)
+			err = s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.groupName)
 		}
 		if err != nil {
 			s.mu.Unlock()
@@ -356,30 +356,18 @@ func (s *Store) install(gid string, old, next *Group) {
 			continue
 		}
 		s.series += f.SeriesCount()
-		s.index.add(f)
+		s.index.add(gid, f)
 		s.entries.ReplaceOrInsert(entry{name: name, gid: gid, fam: f})
 	}
 	s.groups[gid] = next
 }
 
-// ownerName names the group holding series h of metric name, for error
-// messages. It scans that name's families: the index keeps no owner per
-// series, and this runs only for a rejected push. s.mu must be held.
-func (s *Store) ownerName(name string, h uint64) string {
-	owner := "(unknown)"
-	s.entries.AscendGreaterOrEqual(entry{name: name}, func(e entry) bool {
-		if e.name != name {
-			return false
-		}
-		if newSeriesSet(e.fam.series).has(h) {
-			if g := s.groups[e.gid]; g != nil {
-				owner = g.key.String()
-			}
-			return false
-		}
-		return true
-	})
-	return owner
+// groupName names the group with ID gid, for error messages.
+func (s *Store) groupName(gid string) string {
+	if g := s.groups[gid]; g != nil {
+		return g.key.String()
+	}
+	return "(unknown)"
 }
 
 // Groups returns every group, sorted by grouping key.
