@@ -167,7 +167,7 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	if old != nil {
 		oldFams = old.families
 	}
-	if err := s.index.check(gid, oldFams, g.families, prepared, s.groupName); err != nil {
+	if err := s.index.check(gid, oldFams, g.families, prepared, s.ownerName); err != nil {
 		return err
 	}
 	s.install(gid, old, g)

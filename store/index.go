@@ -48,9 +48,8 @@ func (ix index) add(gid string, f *Family) {
 	}
 }
 
-// remove forgets a group's family. The family's series are its own: the
-// check never lets two groups hold the same series.
-func (ix index) remove(f *Family) {
+// remove forgets family f of group gid.
+func (ix index) remove(gid string, f *Family) {
 	name := f.Name()
 	e := ix[name]
 	if e == nil {
@@ -58,7 +57,9 @@ func (ix index) remove(f *Family) {
 	}
 	e.groups--
 	for _, h := range f.series {
-		delete(e.series, h)
+		if e.series[h] == gid {
+			delete(e.series, h)
+		}
 	}
 	if e.groups <= 0 && !e.builtin {
 		delete(ix, name)
@@ -88,9 +89,9 @@ func (ix index) typeOf(name, gid string, old, result map[string]*Family) (dto.Me
 // check verifies that replacing the families of group gid (old) by result
 // keeps the merged store valid, looking only at the families in changed:
 // one type per name across groups, no suffix collisions between a summary or
-// histogram and another family, no series owned by another group. groupName
-// names a group by its ID, for error messages.
-func (ix index) check(gid string, old, result map[string]*Family, changed []preparedFamily, groupName func(gid string) string) error {
+// histogram and another family, no series owned by another group. owner
+// names a group for error messages.
+func (ix index) check(gid string, old, result map[string]*Family, changed []preparedFamily, owner func(gid string) string) error {
 	for _, pf := range changed {
 		name := pf.mf.GetName()
 		typ := pf.mf.GetType()
@@ -103,8 +104,8 @@ func (ix index) check(gid string, old, result map[string]*Family, changed []prep
 				return fmt.Errorf("metric %q is pushed as %s but is a %s in the store", name, typeName(typ), typeName(e.typ))
 			}
 			for i, h := range pf.series {
-				if owner, ok := e.series[h]; ok && owner != gid {
-					return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), groupName(owner))
+				if o, ok := e.series[h]; ok && o != gid {
+					return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), owner(o))
 				}
 			}
 		}

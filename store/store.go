@@ -7,6 +7,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sort"
@@ -188,7 +189,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		s.mu.Unlock()
 		return err
 	}
-	if err := s.index.check(gid, oldFams, ng.families, prepared, s.groupName); err != nil {
+	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
 		s.mu.Unlock()
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
@@ -223,7 +224,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
-			err = s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.groupName)
+			err = s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.ownerName)
 		}
 		if err != nil {
 			s.mu.Unlock()
@@ -343,7 +344,7 @@ func (s *Store) install(gid string, old, next *Group) {
 				continue
 			}
 			s.series -= f.SeriesCount()
-			s.index.remove(f)
+			s.index.remove(gid, f)
 			s.entries.Delete(entry{name: name, gid: gid})
 		}
 	}
@@ -362,12 +363,12 @@ func (s *Store) install(gid string, old, next *Group) {
 	s.groups[gid] = next
 }
 
-// groupName names the group with ID gid, for error messages.
-func (s *Store) groupName(gid string) string {
+// ownerName names group gid for error messages. s.mu must be held.
+func (s *Store) ownerName(gid string) string {
 	if g := s.groups[gid]; g != nil {
 		return g.key.String()
 	}
-	return "(unknown)"
+	return fmt.Sprintf("%q", gid)
 }
 
 // Groups returns every group, sorted by grouping key.
