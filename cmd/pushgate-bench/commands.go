@@ -36,6 +36,7 @@ type common struct {
 	pid      int
 	reqLimit time.Duration
 	strict   bool
+	fresh    bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.pid, "pid", 0, "if set, add the VmRSS and VmHWM of this process to the result")
 	fs.DurationVar(&c.reqLimit, "request-timeout", 2*time.Minute, "give up on one request after this long")
 	fs.BoolVar(&c.strict, "strict", false, "exit with status 1 if any request failed or a fill did not finish")
+	fs.BoolVar(&c.fresh, "fresh-conns", false, "open a new TCP connection for every request, as a batch job that pushes once and exits does (default: keep-alive)")
 }
 
 // target checks the URL and returns it with a client for clients workers.
@@ -58,12 +60,13 @@ func (c *common) target(ctx context.Context, clients int) (*url.URL, *http.Clien
 	if c.reqLimit <= 0 || c.reqLimit > maxDuration {
 		return nil, nil, fmt.Errorf("-request-timeout must be in (0, %s]: %w", maxDuration, errUsage)
 	}
-	return u, newHTTPClient(clients, c.reqLimit), nil
+	return u, newHTTPClient(clients, c.reqLimit, c.fresh), nil
 }
 
 // emit finishes r with the shared fields and prints it.
 func (c *common) emit(w io.Writer, r result) error {
 	r.Target, r.Workload = c.label, c.name
+	r.FreshConns = c.fresh
 	if r.URL == "" {
 		r.URL = c.url
 	}

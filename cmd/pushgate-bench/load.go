@@ -22,10 +22,12 @@ import (
 
 // newHTTPClient returns a keep-alive client sized for clients concurrent
 // workers against one host: every worker keeps its own idle connection, so
-// no request pays for a new TCP handshake once the run is warm. Compression
+// no request pays for a new TCP handshake once the run is warm. With fresh,
+// every request opens and closes its own connection instead, which is what
+// a batch job that pushes once before it exits costs a gateway. Compression
 // is left to the caller so that scrapes measure the wire bytes, and every
 // dial is re-checked for a loopback address.
-func newHTTPClient(clients int, timeout time.Duration) *http.Client {
+func newHTTPClient(clients int, timeout time.Duration, fresh bool) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: dialControl}
 	tr := &http.Transport{
 		DialContext:         dialer.DialContext,
@@ -36,6 +38,7 @@ func newHTTPClient(clients int, timeout time.Duration) *http.Client {
 		ForceAttemptHTTP2:   false,
 		WriteBufferSize:     64 << 10,
 		ReadBufferSize:      64 << 10,
+		DisableKeepAlives:   fresh,
 	}
 	return &http.Client{Transport: tr, Timeout: timeout}
 }

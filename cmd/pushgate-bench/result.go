@@ -27,6 +27,8 @@ type result struct {
 	Format  string `json:"format,omitempty"`
 	Accept  string `json:"accept,omitempty"`
 	Gzip    bool   `json:"gzip,omitempty"`
+	// FreshConns is set when every request opened its own connection.
+	FreshConns bool `json:"fresh_conns,omitempty"`
 
 	Requests int64            `json:"requests"`
 	Errors   int64            `json:"errors"`
@@ -159,7 +161,11 @@ func writeTable(w io.Writer, r result) error {
 		row("clients", "%d", r.Clients)
 	}
 	if r.Method != "" || r.Format != "" {
-		row("request", "%s %s", r.Method, r.Format)
+		conns := "keep-alive"
+		if r.FreshConns {
+			conns = "a new connection per request"
+		}
+		row("request", "%s %s, %s", r.Method, r.Format, conns)
 	}
 	if r.Accept != "" {
 		row("accept", "%s (gzip %v)", r.Accept, r.Gzip)
