@@ -69,10 +69,10 @@ func (s *Store) Reserve(builtin []*dto.MetricFamily) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, mf := range builtin {
-		e := s.index[mf.GetName()]
+		e := s.index.names[mf.GetName()]
 		if e == nil {
-			e = &nameEntry{typ: mf.GetType(), series: map[uint64]string{}}
-			s.index[mf.GetName()] = e
+			e = &nameEntry{typ: mf.GetType(), series: map[uint64]groupNum{}}
+			s.index.names[mf.GetName()] = e
 		}
 		e.builtin = true
 		e.help = mf.GetHelp()

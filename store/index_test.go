@@ -49,3 +49,63 @@ func TestSeriesOwnership(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupNumbersAreReusedWithoutMixingOwners churns groups so that freed
+// numbers are handed to new groups, and checks after every step that each
+// series is owned by the number of the group that holds it and that
+// nothing is left once all groups are gone.
+func TestGroupNumbersAreReusedWithoutMixingOwners(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	groupKey := func(i int) GroupKey { return key("job", "churn", "instance", fmt.Sprint(i)) }
+	body := func(i int) string { return fmt.Sprintf("# TYPE churn_%d gauge\nchurn_%d{k=\"v\"} 1\n# TYPE shared gauge\nshared{g=\"%d\"} 1\n", i%3, i%3, i) }
+	live := map[int]bool{}
+	for step := range 60 {
+		i := (step * 7) % 13
+		if live[i] && step%3 == 0 {
+			if err := s.Delete(ctx, groupKey(i)); err != nil {
+				t.Fatal(err)
+			}
+			delete(live, i)
+		} else {
+			mustPush(t, s, groupKey(i), Replace, body(i), t0.Add(time.Duration(step)*time.Second))
+			live[i] = true
+		}
+		checkIndexOwners(t, s)
+	}
+	if err := s.Wipe(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.index.nums) != 0 || len(s.index.free) != len(s.index.gids) {
+		t.Fatalf("after a wipe: %d numbered groups, %d free of %d numbers", len(s.index.nums), len(s.index.free), len(s.index.gids))
+	}
+}
+
+// checkIndexOwners verifies that every indexed series belongs to the group
+// its number stands for, and that every group's families are all counted.
+func checkIndexOwners(t *testing.T, s *Store) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for gid, g := range s.groups {
+		n, ok := s.index.nums[gid]
+		if !ok {
+			t.Fatalf("group %s has no number", gid)
+		}
+		if s.index.gids[n] != gid || int(s.index.families[n]) != len(g.families) {
+			t.Fatalf("group %s: number %d stands for %q with %d families, want %d", gid, n, s.index.gids[n], s.index.families[n], len(g.families))
+		}
+		for name, f := range g.families {
+			for _, h := range f.series {
+				if o := s.index.names[name].series[h]; o != n {
+					t.Fatalf("series of %s in group %s is owned by number %d (%q), want %d", name, gid, o, s.index.gids[o], n)
+				}
+			}
+		}
+	}
+	if len(s.index.nums) != len(s.groups) {
+		t.Fatalf("%d numbered groups, %d groups", len(s.index.nums), len(s.groups))
+	}
+}

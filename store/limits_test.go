@@ -35,7 +35,7 @@ func requireTotals(t *testing.T, s *Store, groups, series int) {
 	}
 	indexed := 0
 	s.mu.Lock()
-	for _, e := range s.index {
+	for _, e := range s.index.names {
 		indexed += len(e.series)
 	}
 	s.mu.Unlock()

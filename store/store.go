@@ -72,7 +72,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	groups  map[string]*Group
-	index   index
+	index   *index
 	entries *btree.BTreeG[entry]
 	pending []undo
 	// series is the number of series of all groups, kept by install so that
@@ -118,7 +118,7 @@ func New(opts Options) *Store {
 		seed:    maphash.MakeSeed(),
 		logger:  logger,
 		groups:  make(map[string]*Group),
-		index:   make(index),
+		index:   newIndex(),
 		entries: btree.NewG[entry](32, entryLess),
 	}
 	s.renderEnc.Store(int32(exposition.EncodingText))
