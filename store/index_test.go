@@ -58,7 +58,9 @@ func TestGroupNumbersAreReusedWithoutMixingOwners(t *testing.T) {
 	s := New(Options{})
 	ctx := context.Background()
 	groupKey := func(i int) GroupKey { return key("job", "churn", "instance", fmt.Sprint(i)) }
-	body := func(i int) string { return fmt.Sprintf("# TYPE churn_%d gauge\nchurn_%d{k=\"v\"} 1\n# TYPE shared gauge\nshared{g=\"%d\"} 1\n", i%3, i%3, i) }
+	body := func(i int) string {
+		return fmt.Sprintf("# TYPE churn_%d gauge\nchurn_%d{k=\"v\"} 1\n# TYPE shared gauge\nshared{g=\"%d\"} 1\n", i%3, i%3, i)
+	}
 	live := map[int]bool{}
 	for step := range 60 {
 		i := (step * 7) % 13

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -337,15 +338,28 @@ func (s *Store) wait(ctx context.Context, ticket *journal.Ticket) error {
 // map, the consistency index and the scrape order. Families shared by old and
 // next are left alone, so the cost is that of the change. It keeps the
 // series total. s.mu must be held.
+//
+// A family replaced by one of the same name, type and series (a batch job
+// pushing new values for the same labels, the common case) keeps its index
+// entries as they are and replaces its scrape-order entry in place: removing
+// and re-adding 74 series and deleting and re-inserting the B-tree entry was
+// a quarter of the push's time under the lock, and more at 100,000 groups,
+// where every one of those map and tree operations misses the CPU cache.
 func (s *Store) install(gid string, old, next *Group) {
 	if old != nil {
 		for name, f := range old.families {
-			if next != nil && next.families[name] == f {
+			var nf *Family
+			if next != nil {
+				nf = next.families[name]
+			}
+			if nf == f || (nf != nil && sameSeries(f, nf)) {
 				continue
 			}
 			s.series -= f.SeriesCount()
 			s.index.remove(gid, f)
-			s.entries.Delete(entry{name: name, gid: gid})
+			if nf == nil {
+				s.entries.Delete(entry{name: name, gid: gid})
+			}
 		}
 	}
 	if next == nil {
@@ -353,14 +367,26 @@ func (s *Store) install(gid string, old, next *Group) {
 		return
 	}
 	for name, f := range next.families {
-		if old != nil && old.families[name] == f {
+		var of *Family
+		if old != nil {
+			of = old.families[name]
+		}
+		if of == f {
 			continue
 		}
-		s.series += f.SeriesCount()
-		s.index.add(gid, f)
+		if of == nil || !sameSeries(of, f) {
+			s.series += f.SeriesCount()
+			s.index.add(gid, f)
+		}
 		s.entries.ReplaceOrInsert(entry{name: name, gid: gid, fam: f})
 	}
 	s.groups[gid] = next
+}
+
+// sameSeries reports whether a and b have the same type and the same series
+// in the same order, so that their index entries are the same.
+func sameSeries(a, b *Family) bool {
+	return a.typ == b.typ && slices.Equal(a.series, b.series)
 }
 
 // ownerName names group gid for error messages. s.mu must be held.
