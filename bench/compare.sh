@@ -44,7 +44,7 @@ else
 	: "${SIZES:=1000 10000 100000}" "${SCRAPE_GROUPS:=10000}" "${PUSH_DURATION:=10s}" "${MIXED_DURATION:=15s}"
 	: "${FILL_LIMIT:=600s}" "${REF_FILL_LIMIT:=180s}" "${SCRAPE_COUNT:=5}" "${COMPARE_TIMEOUT:=3600}"
 fi
-: "${CLIENTS:=8}" "${PG_PORT:=19191}" "${REF_PORT:=19192}" "${NULL_PORT:=19193}"
+: "${CLIENTS:=8}" "${SCRAPE_INTERVAL:=1s}" "${PG_PORT:=19191}" "${REF_PORT:=19192}" "${NULL_PORT:=19193}"
 : "${REFERENCE_BIN:=/usr/bin/prometheus-pushgateway}" "${PUSHGATE_BIN:=}"
 
 # Bound the whole run: re-run this script under timeout(1). timeout puts
@@ -55,7 +55,7 @@ fi
 # every process the run started.
 if [[ -z "${COMPARE_UNDER_TIMEOUT:-}" ]]; then
 	export COMPARE_UNDER_TIMEOUT=1 SIZES SCRAPE_GROUPS PUSH_DURATION MIXED_DURATION FILL_LIMIT REF_FILL_LIMIT \
-		SCRAPE_COUNT COMPARE_TIMEOUT CLIENTS PG_PORT REF_PORT NULL_PORT REFERENCE_BIN PUSHGATE_BIN
+		SCRAPE_COUNT COMPARE_TIMEOUT CLIENTS SCRAPE_INTERVAL PG_PORT REF_PORT NULL_PORT REFERENCE_BIN PUSHGATE_BIN
 	args=()
 	((smoke)) && args+=(--smoke)
 	[[ -n "$out" ]] && args+=(-o "$out")
@@ -199,10 +199,23 @@ scrapes() {
 	run "$label" "scrape-gzip-$g" scrape -url "$url" -accept text -gzip -count "$SCRAPE_COUNT" -duration 10m >/dev/null
 }
 
+# mixed LABEL URL GROUPS: pushes while one scraper scrapes text back to
+# back (the worst case), then while one scrapes like Prometheus does
+# (gzip, every SCRAPE_INTERVAL).
 mixed() {
 	local label=$1 url=$2 g=$3
 	run "$label" "mixed-$g" mixed -url "$url" -groups "$g" -push-clients "$CLIENTS" -scrape-clients 1 \
 		-duration "$MIXED_DURATION" -max-requests 5000000 -count 100000 >/dev/null
+	run "$label" "mixed-prom-$g" mixed -url "$url" -groups "$g" -push-clients "$CLIENTS" -scrape-clients 1 \
+		-gzip -scrape-interval "$SCRAPE_INTERVAL" -duration "$MIXED_DURATION" -max-requests 5000000 -count 100000 >/dev/null
+}
+
+# pushes LABEL URL N: checked PUTs at N groups over keep-alive connections,
+# then with a new connection per push, as batch jobs that push once and exit.
+pushes() {
+	local label=$1 url=$2 n=$3
+	run "$label" "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT >/dev/null
+	run "$label" "push-fresh-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT -fresh-conns >/dev/null
 }
 
 read -r -a sizes <<<"$SIZES"
@@ -229,7 +242,7 @@ if [[ -n "$PUSHGATE_BIN" ]]; then
 		fi
 		if in_sizes "$n"; then
 			log "pushgate: pushing at $n groups"
-			run pushgate "push-$n" push -url "$pg_url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT >/dev/null
+			pushes pushgate "$pg_url" "$n"
 		fi
 		if ((n == SCRAPE_GROUPS)); then
 			log "pushgate: scraping at $n groups"
@@ -270,7 +283,7 @@ for n in "${sizes[@]}"; do
 	fi
 	filled=$n
 	log "reference: pushing at $n groups"
-	run reference "push-$n" push -url "$ref_url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT >/dev/null
+	pushes reference "$ref_url" "$n"
 done
 stop "$ref_pid"
 
@@ -312,7 +325,7 @@ start null "$NULL_PORT" "$bench" null -listen "127.0.0.1:$NULL_PORT" -static-fil
 null_pid=$server_pid
 for n in "${sizes[@]}"; do
 	log "null: pushing with $n group names"
-	run null "push-$n" push -url "$null_url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT >/dev/null
+	pushes null "$null_url" "$n"
 done
 scrapes null "$null_url" "$g"
 note null "scrape-gzip-$g" "the null server sends gzip compressed once at start, like a static file server with precompressed files"

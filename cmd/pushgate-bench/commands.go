@@ -113,6 +113,13 @@ func checkDuration(name string, d time.Duration) error {
 	return nil
 }
 
+func checkInterval(d time.Duration) error {
+	if d < 0 || d > maxDuration {
+		return fmt.Errorf("-scrape-interval must be in [0, %s], got %s: %w", maxDuration, d, errUsage)
+	}
+	return nil
+}
+
 func checkMethod(m string) error {
 	if m != http.MethodPut && m != http.MethodPost {
 		return fmt.Errorf("-method must be PUT or POST, got %q: %w", m, errUsage)
@@ -339,7 +346,7 @@ func cmdScrape(ctx context.Context, args []string, w io.Writer, log *slog.Logger
 		return fmt.Errorf("probe scrape: %w", err)
 	}
 	log.Info("scraping", "url", s.url, "accept", *sf.accept, "gzip", *sf.gzip, "bytes", wire, "count", *sf.count)
-	ts, total, elapsed := runScrapes(runCtx, s, *clients, *sf.count)
+	ts, total, elapsed := runScrapes(runCtx, s, *clients, *sf.count, 0)
 	r := result{Kind: "scrape", Clients: *clients, Accept: *sf.accept, Gzip: *sf.gzip, ContentType: ct, Bytes: wire, BodyBytes: decoded}
 	if lastErr := sum(&r, ts, elapsed); lastErr != nil {
 		log.Warn("scrape had errors", "errors", r.Errors, "last", lastErr)
@@ -357,13 +364,14 @@ func cmdMixed(ctx context.Context, args []string, w io.Writer, log *slog.Logger)
 	sf := registerScrape(fs, 10_000)
 	pushClients := fs.Int("push-clients", 8, "concurrent pushing clients")
 	scrapeClients := fs.Int("scrape-clients", 1, "concurrent scrapers")
+	interval := fs.Duration("scrape-interval", 0, "each scraper starts a scrape at most this often, as Prometheus does (0: back to back)")
 	duration := fs.Duration("duration", 10*time.Second, "run for this long")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := cmpErr(pf.check(), checkRange("count", int64(*sf.count), 1, maxScrapes),
 		checkRange("push-clients", int64(*pushClients), 1, maxClients), checkRange("scrape-clients", int64(*scrapeClients), 1, maxClients),
-		checkDuration("duration", *duration)); err != nil {
+		checkDuration("duration", *duration), checkInterval(*interval)); err != nil {
 		return err
 	}
 	base, client, err := c.target(ctx, *pushClients+*scrapeClients)
@@ -389,7 +397,7 @@ func cmdMixed(ctx context.Context, args []string, w io.Writer, log *slog.Logger)
 	}
 	done := make(chan scrapeOut, 1)
 	go func() {
-		ts, total, elapsed := runScrapes(runCtx, s, *scrapeClients, *sf.count)
+		ts, total, elapsed := runScrapes(runCtx, s, *scrapeClients, *sf.count, *interval)
 		done <- scrapeOut{ts, total, elapsed}
 	}()
 	pts, pElapsed := runPushes(runCtx, pusher{client: client, base: base, method: *pf.method, bodies: bs}, *pf.groups, *pushClients, *pf.maxRequests)
@@ -398,7 +406,8 @@ func cmdMixed(ctx context.Context, args []string, w io.Writer, log *slog.Logger)
 	if lastErr := sum(&pr, pts, pElapsed); lastErr != nil {
 		log.Warn("pushes had errors", "errors", pr.Errors, "last", lastErr)
 	}
-	sr := result{Kind: "mixed-scrape", Groups: *pf.groups, Clients: *scrapeClients, Accept: *sf.accept, Gzip: *sf.gzip, ContentType: ct, Bytes: wire, BodyBytes: decoded}
+	sr := result{Kind: "mixed-scrape", Groups: *pf.groups, Clients: *scrapeClients, Accept: *sf.accept, Gzip: *sf.gzip, ContentType: ct, Bytes: wire, BodyBytes: decoded,
+		IntervalMs: float64(*interval) / float64(time.Millisecond)}
 	if lastErr := sum(&sr, so.ts, so.elapsed); lastErr != nil {
 		log.Warn("scrapes had errors", "errors", sr.Errors, "last", lastErr)
 	}

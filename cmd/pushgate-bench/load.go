@@ -321,8 +321,9 @@ func (s scraper) probe(ctx context.Context, save string) (ct string, wire, decod
 
 // runScrapes makes clients workers scrape until count scrapes were issued
 // or the deadline of ctx passed, and returns their tallies and the total
-// wire bytes.
-func runScrapes(ctx context.Context, s scraper, clients, count int) ([]*tally, int64, time.Duration) {
+// wire bytes. With an interval, each worker starts a scrape at most once per
+// interval, as Prometheus does; without one, back to back.
+func runScrapes(ctx context.Context, s scraper, clients, count int, interval time.Duration) ([]*tally, int64, time.Duration) {
 	var issued atomic.Int64
 	var total atomic.Int64
 	ts := make([]*tally, clients)
@@ -333,7 +334,14 @@ func runScrapes(ctx context.Context, s scraper, clients, count int) ([]*tally, i
 		wg.Go(func() {
 			buf := make([]byte, 256<<10)
 			t := ts[w]
+			next := time.Now()
 			for ctx.Err() == nil && issued.Add(1) <= int64(count) {
+				if interval > 0 {
+					if !sleepUntil(ctx, next) {
+						return
+					}
+					next = next.Add(interval)
+				}
 				begin := time.Now()
 				n, resp, err := s.scrape(ctx, buf)
 				elapsed := time.Since(begin)
@@ -356,4 +364,21 @@ func runScrapes(ctx context.Context, s scraper, clients, count int) ([]*tally, i
 	}
 	wg.Wait()
 	return ts, total.Load(), time.Since(start)
+}
+
+// sleepUntil waits until t or the end of ctx, and reports whether t came
+// first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -29,6 +29,8 @@ type result struct {
 	Gzip    bool   `json:"gzip,omitempty"`
 	// FreshConns is set when every request opened its own connection.
 	FreshConns bool `json:"fresh_conns,omitempty"`
+	// IntervalMs is the mixed workload's scrape interval, 0 for back to back.
+	IntervalMs float64 `json:"scrape_interval_ms,omitempty"`
 
 	Requests int64            `json:"requests"`
 	Errors   int64            `json:"errors"`
@@ -169,6 +171,9 @@ func writeTable(w io.Writer, r result) error {
 	}
 	if r.Accept != "" {
 		row("accept", "%s (gzip %v)", r.Accept, r.Gzip)
+		if r.IntervalMs > 0 {
+			row("interval", "a scrape every %.0f ms", r.IntervalMs)
+		}
 	}
 	unit := "requests/s"
 	if r.Kind == "fill" {
