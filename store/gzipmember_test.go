@@ -262,3 +262,68 @@ func abs(v float64) float64 {
 	}
 	return v
 }
+
+// cacheBytes returns the bytes the store's text caches hold and the number
+// of families holding one.
+func cacheBytes(s *Store) (bytes, families int) {
+	for _, g := range s.Groups() {
+		for _, f := range g.Families() {
+			if tb := f.text.Load(); tb != nil {
+				bytes += len(tb.packed) + len(tb.deflate)
+				families++
+			}
+		}
+	}
+	return bytes, families
+}
+
+func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	push := func(i, seq int) {
+		t.Helper()
+		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		push(i, 0)
+	}
+	if n, _ := cacheBytes(s); n != 0 {
+		t.Fatalf("pushes cached %d bytes of text, want none", n)
+	}
+	text := exposition.NewFormat(exposition.EncodingText)
+	scrape := func() {
+		t.Helper()
+		if _, err := s.Snapshot().WriteTo(io.Discard, text, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Snapshot().WriteGzipTo(io.Discard, text, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scrape()
+	first, fams := cacheBytes(s)
+	if first == 0 || fams != 10*10 {
+		t.Fatalf("after a scrape: %d bytes in %d families, want 100 families cached", first, fams)
+	}
+	for i := 0; i < 5; i++ {
+		scrape()
+		if n, _ := cacheBytes(s); n != first {
+			t.Fatalf("scrape %d: caches hold %d bytes, first scrape %d", i+2, n, first)
+		}
+	}
+	// A push replaces group 0's families: the new ones start uncached and
+	// the old ones, with their caches, are no longer in the store. Only
+	// push_failure_time_seconds, unchanged, is kept with its cache.
+	push(0, 1)
+	for _, f := range s.Group(NewGroupKey(map[string]string{"job": "bench", "instance": "i0"})).Families() {
+		if f.Name() != PushFailureTimeName && f.text.Load() != nil {
+			t.Fatalf("family %q of a new push already has a text cache", f.Name())
+		}
+	}
+	if n, fams := cacheBytes(s); fams != 100-9 || n >= first {
+		t.Fatalf("after replacing a group: %d bytes in %d families, want 91 families and less than %d bytes", n, fams, first)
+	}
+}
