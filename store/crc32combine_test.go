@@ -50,7 +50,5 @@ func BenchmarkCRCCombine(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		crc = crcCombine(crc, uint32(i), shift)
 	}
-	sink = crc
+	b.ReportMetric(float64(crc>>31), "last-bit") // keeps the loop alive
 }
-
-var sink uint32
