@@ -8,8 +8,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/pushgate/pushgate/exposition"
 )
 
 // groupCodecVersion is the first byte of an encoded group.
@@ -134,7 +132,6 @@ func (s *Store) Restore(key string, value []byte) error {
 // restoreGroup installs a group read from storage (the journal or an
 // imported reference file) after running the same checks as a push.
 func (s *Store) restoreGroup(sg storedGroup) error {
-	enc := exposition.Encoding(s.renderEnc.Load())
 	mfs := make([]*dto.MetricFamily, len(sg.families))
 	for i, sf := range sg.families {
 		mfs[i] = sf.mf
@@ -148,14 +145,14 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	g := &Group{key: sg.key, pushTime: sg.pushTime, failTime: sg.failTime, families: make(map[string]*Family, len(prepared)+2)}
 	var sc scratch
 	for i, pf := range prepared {
-		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, enc, &sc)
+		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, &sc)
 		if err != nil {
 			return err
 		}
 		g.families[f.Name()] = f
 	}
-	pushFam, pushPrep := timeFamily(PushTimeName, sg.key, sg.pushTime, s.seed, enc)
-	failFam, failPrep := timeFamily(PushFailureTimeName, sg.key, sg.failTime, s.seed, enc)
+	pushFam, pushPrep := timeFamily(PushTimeName, sg.key, sg.pushTime, s.seed)
+	failFam, failPrep := timeFamily(PushFailureTimeName, sg.key, sg.failTime, s.seed)
 	g.families[PushTimeName] = pushFam
 	g.families[PushFailureTimeName] = failFam
 	prepared = append(prepared, pushPrep, failPrep)

@@ -48,12 +48,14 @@ type Family struct {
 	// series holds one hash per metric (name plus sorted labels), for the
 	// consistency index.
 	series []uint64
-	// rendered caches the text or OpenMetrics body of the encoding last
-	// scraped; only one is kept, to bound memory. Protobuf bodies have a
-	// slot of their own, so that a gateway scraped in both formats does not
-	// re-render every family on each switch (8.7 s for a text scrape after a
-	// protobuf one at 10,000 groups, when protobuf bodies shared this cache).
-	rendered atomic.Pointer[renderedBody]
+	// text caches the text or OpenMetrics body of the encoding last
+	// scraped, filled at the first scrape that needs it (never on the push
+	// path); only one encoding is kept, to bound memory. Protobuf bodies
+	// have a slot of their own, so that a gateway scraped in both formats
+	// does not re-render every family on each switch (8.7 s for a text
+	// scrape after a protobuf one at 10,000 groups, when protobuf bodies
+	// shared this cache).
+	text atomic.Pointer[textBody]
 	// unpacked caches the decompressed protobuf bytes between protobuf
 	// scrapes: decompressing on every scrape made a protobuf scrape of
 	// 10,000 groups 2.5x slower. A text scrape drops it, so a gateway that
@@ -61,13 +63,7 @@ type Family struct {
 	unpacked atomic.Pointer[[]byte]
 }
 
-// renderedBody is a cached body for one encoding.
-type renderedBody struct {
-	enc  exposition.Encoding
-	body []byte
-}
-
-// scratch holds the buffers newFamily renders into, reused across the
+// scratch holds the buffers newFamily encodes into, reused across the
 // families of one push: a fresh 4 KB buffer per family (and another for s2's
 // worst case) was 20% of all bytes allocated during a fill.
 type scratch struct {
@@ -75,26 +71,26 @@ type scratch struct {
 }
 
 // newFamily builds a stored family from a sanitized, validated dto family.
-// series holds the already computed series hashes. The body for renderFor
-// (the text encoding last scraped) is rendered now, on the push path, so
-// that scrapes only copy bytes. sc may be nil.
-func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor exposition.Encoding, sc *scratch) (*Family, error) {
+// series holds the already computed series hashes. Only the canonical
+// protobuf form is built here: text bodies are rendered by the first scrape
+// that needs them, so a push costs the same whatever is scraped, and a
+// gateway holds no text for families nobody scraped yet. sc may be nil.
+func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, sc *scratch) (*Family, error) {
 	if sc == nil {
 		sc = &scratch{}
 	}
-	plain := isPlain(mf)
 	f := &Family{
 		name:     unique.Make(mf.GetName()),
 		help:     unique.Make(mf.GetHelp()),
 		unit:     unique.Make(mf.GetUnit()),
 		typ:      mf.GetType(),
 		lastPush: timeNanos(at),
-		plain:    plain,
+		plain:    isPlain(mf),
 		series:   series,
 	}
-	// Render into the scratch buffers and keep exact-size copies: appending
-	// leaves up to half of a buffer's capacity unused, which at 10,000
-	// groups was 40% of the store's memory.
+	// Encode into the scratch buffers and keep an exact-size copy:
+	// appending leaves up to half of a buffer's capacity unused, which at
+	// 10,000 groups was 40% of the store's memory.
 	var err error
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(exposition.EncodingProtobuf))
 	if err != nil {
@@ -104,14 +100,6 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, renderFor ex
 		sc.packed = make([]byte, n)
 	}
 	f.packed = bytes.Clone(s2.Encode(sc.packed[:cap(sc.packed)], sc.body))
-	if !plain || renderFor == exposition.EncodingProtobuf {
-		return f, nil
-	}
-	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(renderFor))
-	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", mf.GetName(), err)
-	}
-	f.rendered.Store(&renderedBody{enc: renderFor, body: bytes.Clone(sc.body)})
 	return f, nil
 }
 
@@ -207,36 +195,6 @@ func (f *Family) dropProtobufBody() {
 // family's protobuf bytes as they are: the family needs no escaping.
 func (f *Family) streamsProtobuf(fm exposition.Format) bool {
 	return f.plain && fm.Encoding() == exposition.EncodingProtobuf
-}
-
-// body returns the family's metrics in format fm. The returned slice may be
-// shared with the cache and must not be modified. Plain families are served
-// from the render cache, which a miss refills for the scrape's encoding;
-// other families are rendered for the scrape's escaping scheme every time.
-// Protobuf bodies of plain families come from their own cache.
-func (f *Family) body(fm exposition.Format) ([]byte, error) {
-	enc := fm.Encoding()
-	if f.streamsProtobuf(fm) {
-		return f.protobufBody()
-	}
-	if f.plain {
-		if r := f.rendered.Load(); r != nil && r.enc == enc {
-			return r.body, nil
-		}
-	}
-	mf, err := f.Decode()
-	if err != nil {
-		return nil, err
-	}
-	if !f.plain {
-		return exposition.AppendBody(nil, mf, fm)
-	}
-	body, err := exposition.AppendBody(nil, mf, exposition.NewFormat(enc))
-	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", f.Name(), err)
-	}
-	f.rendered.Store(&renderedBody{enc: enc, body: body})
-	return body, nil
 }
 
 // isPlain reports whether all names in mf are legacy names.

@@ -15,8 +15,8 @@ import (
 )
 
 // TestScrapesAreTheSameWhicheverEncodingIsHot scrapes a store in a sequence
-// of encodings, so that the render cache switches between text, OpenMetrics
-// and protobuf bodies and pushes in between pre-render the hot one, and
+// of encodings, plain and gzip-compressed, so that the render cache switches
+// between text, OpenMetrics and protobuf bodies with pushes in between, and
 // checks every scrape against the same store rendered from decoded families
 // with no cache at all.
 func TestScrapesAreTheSameWhicheverEncodingIsHot(t *testing.T) {
@@ -43,11 +43,18 @@ func TestScrapesAreTheSameWhicheverEncodingIsHot(t *testing.T) {
 			if _, err := s.Snapshot().WriteTo(&got, f, nil); err != nil {
 				t.Fatal(err)
 			}
-			if want := uncachedScrape(t, s, f); !bytes.Equal(got.Bytes(), want) {
+			want := uncachedScrape(t, s, f)
+			if !bytes.Equal(got.Bytes(), want) {
 				t.Fatalf("scrape differs from an uncached render:\ngot  %.300q\nwant %.300q", got.Bytes(), want)
 			}
+			if enc == exposition.EncodingProtobuf {
+				return
+			}
+			if gzipped := gunzipScrape(t, s, f); !bytes.Equal(gzipped, want) {
+				t.Fatalf("gzip scrape differs from an uncached render:\ngot  %.300q\nwant %.300q", gzipped, want)
+			}
 		})
-		// A push after the scrape is pre-rendered in the hot encoding.
+		// A push after the scrape replaces a family whose body is cached.
 		pushGroup(step%5, step+1)
 	}
 }
@@ -73,13 +80,8 @@ func uncachedScrape(t *testing.T, s *Store, f exposition.Format) []byte {
 			t.Fatal(err)
 		}
 	}
-	// The fresh store has never been scraped, so its cache holds text
-	// bodies; clear them so every body is rendered from the dto.
-	for _, g := range fresh.Groups() {
-		for _, fam := range g.Families() {
-			fam.rendered.Store(nil)
-		}
-	}
+	// The fresh store has never been scraped, so every body is rendered
+	// from the dto.
 	var out bytes.Buffer
 	if _, err := fresh.Snapshot().WriteTo(&out, f, nil); err != nil {
 		t.Fatal(err)
@@ -88,36 +90,32 @@ func uncachedScrape(t *testing.T, s *Store, f exposition.Format) []byte {
 }
 
 func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
-	for _, hot := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingProtobuf} {
-		t.Run(hot.String(), func(t *testing.T) {
-			pushed := payload.Families(7, 3)
-			want := make([]*dto.MetricFamily, len(pushed))
-			for i, mf := range pushed {
-				want[i] = proto.Clone(mf).(*dto.MetricFamily)
-			}
-			prepared, err := prepare(key("job", "j"), pushed, false, Limits{}, New(Options{}).seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, pf := range prepared {
-				f, err := newFamily(pf.mf, pf.series, t0, hot, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := f.Decode()
-				if err != nil {
-					t.Fatal(err)
-				}
-				// prepare adds job and instance labels; compare with the
-				// prepared family, and check the pushed values survived.
-				if !proto.Equal(got, pf.mf) {
-					t.Errorf("family %q changed:\ngot  %v\nwant %v", want[i].GetName(), got, pf.mf)
-				}
-				if len(got.Metric) != len(want[i].Metric) {
-					t.Errorf("family %q has %d metrics, pushed %d", want[i].GetName(), len(got.Metric), len(want[i].Metric))
-				}
-			}
-		})
+	pushed := payload.Families(7, 3)
+	want := make([]*dto.MetricFamily, len(pushed))
+	for i, mf := range pushed {
+		want[i] = proto.Clone(mf).(*dto.MetricFamily)
+	}
+	prepared, err := prepare(key("job", "j"), pushed, false, Limits{}, New(Options{}).seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pf := range prepared {
+		f, err := newFamily(pf.mf, pf.series, t0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// prepare adds job and instance labels; compare with the
+		// prepared family, and check the pushed values survived.
+		if !proto.Equal(got, pf.mf) {
+			t.Errorf("family %q changed:\ngot  %v\nwant %v", want[i].GetName(), got, pf.mf)
+		}
+		if len(got.Metric) != len(want[i].Metric) {
+			t.Errorf("family %q has %d metrics, pushed %d", want[i].GetName(), len(got.Metric), len(want[i].Metric))
+		}
 	}
 }
 
@@ -130,15 +128,21 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	cached := func() int {
 		n := 0
 		for _, f := range s.Group(k).Families() {
-			if r := f.rendered.Load(); r != nil && r.enc == exposition.EncodingText {
+			if r := f.text.Load(); r != nil && r.enc == exposition.EncodingText {
 				n++
 			}
 		}
 		return n
 	}
+	if n := cached(); n != 0 {
+		t.Fatalf("a push rendered %d text bodies, want none: text is rendered by scrapes", n)
+	}
+	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatal(err)
+	}
 	before := cached()
-	if before == 0 {
-		t.Fatal("a push did not pre-render text bodies")
+	if before != len(s.Group(k).Families()) {
+		t.Fatalf("a text scrape cached %d text bodies, want %d", before, len(s.Group(k).Families()))
 	}
 	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
 		t.Fatal(err)

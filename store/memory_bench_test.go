@@ -1,33 +1,50 @@
 package store
 
 import (
+	"io"
 	"runtime"
 	"testing"
+
+	"github.com/pushgate/pushgate/exposition"
 )
 
 // BenchmarkStoreHeap reports the live heap a store of 10,000 groups of the
-// bench payload holds (heap-MB), measured after a forced GC, and how much of
-// it is the cached text bodies and the protobuf bytes. It is the in-process
+// bench payload holds (heap-MB), measured after a forced GC, and again after
+// a text and a gzip scrape filled the caches (scraped-heap-MB), with the
+// sizes of the protobuf bytes (packed-MB), the s2-compressed text bodies
+// (text-MB) and the deflate segments (deflate-MB). It is the in-process
 // counterpart of `pushgate-bench rss` (issue #3 target 5).
 func BenchmarkStoreHeap(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		var before, after runtime.MemStats
+		var before, after, scraped runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		s := filledStore(b, 10_000)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		var text, proto int
+		f := exposition.NewFormat(exposition.EncodingText)
+		if _, err := s.Snapshot().WriteTo(io.Discard, f, nil); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Snapshot().WriteGzipTo(io.Discard, f, nil); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&scraped)
+		var text, deflate, proto int
 		for _, g := range s.Groups() {
 			for _, f := range g.Families() {
 				proto += len(f.packed)
-				if r := f.rendered.Load(); r != nil {
-					text += len(r.body)
+				if tb := f.text.Load(); tb != nil {
+					text += len(tb.packed)
+					deflate += len(tb.deflate)
 				}
 			}
 		}
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "heap-MB")
+		b.ReportMetric(float64(scraped.HeapAlloc-before.HeapAlloc)/1e6, "scraped-heap-MB")
 		b.ReportMetric(float64(text)/1e6, "text-MB")
+		b.ReportMetric(float64(deflate)/1e6, "deflate-MB")
 		b.ReportMetric(float64(proto)/1e6, "packed-MB")
 		runtime.KeepAlive(s)
 	}

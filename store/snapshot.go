@@ -35,14 +35,46 @@ func (s *Store) Snapshot() *Snapshot {
 // HELP wins; otherwise the HELP of the first group (in grouping-key order)
 // that has one, so the same store always scrapes the same way.
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
-	if enc := f.Encoding(); enc != exposition.EncodingProtobuf {
-		sn.store.renderEnc.Store(int32(enc))
+	bw := bufio.NewWriterSize(w, 64<<10)
+	cw := &countingWriter{w: bw}
+	err := sn.write(&familyWriter{w: cw, f: f}, own)
+	if err == nil {
+		err = bw.Flush()
 	}
+	return cw.n, err
+}
+
+// WriteGzipTo writes what WriteTo writes as one gzip member, and returns the
+// number of compressed bytes written. f must be text or OpenMetrics.
+//
+// The member is assembled from per-family DEFLATE segments cached beside
+// the families' text bodies, so a scrape of unchanged families compresses
+// only the HELP/TYPE lines and the gateway's own metrics: compressing the
+// whole 76 MB body of 10,000 groups at BestSpeed on every scrape cost about
+// 190 ms of CPU.
+func (sn *Snapshot) WriteGzipTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
+	if f.Encoding() == exposition.EncodingProtobuf {
+		return 0, fmt.Errorf("gzip scrape from cached segments: %s has no segments", f)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	cw := &countingWriter{w: bw}
+	gz, err := newGzipMember(cw)
+	if err == nil {
+		err = sn.write(&familyWriter{w: gz, gz: gz, f: f}, own)
+	}
+	if err == nil {
+		err = gz.close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return cw.n, err
+}
+
+// write merges own and the snapshot's families into fw.
+func (sn *Snapshot) write(fw *familyWriter, own []*dto.MetricFamily) error {
 	own = append([]*dto.MetricFamily(nil), own...)
 	sort.Slice(own, func(i, j int) bool { return own[i].GetName() < own[j].GetName() })
-	cw := &countingWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	ew := &familyWriter{w: cw, f: f}
-
 	var (
 		run     []*Family
 		runName string
@@ -53,7 +85,7 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 			return
 		}
 		for len(own) > 0 && own[0].GetName() < runName {
-			err = ew.writeOwn(own[0])
+			err = fw.writeOwn(own[0])
 			own = own[1:]
 			if err != nil {
 				return
@@ -63,7 +95,7 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 		if len(own) > 0 && own[0].GetName() == runName {
 			mine, own = own[0], own[1:]
 		}
-		err = ew.writeRun(runName, mine, run)
+		err = fw.writeRun(runName, mine, run)
 		run = run[:0]
 	}
 	sn.entries.Ascend(func(e entry) bool {
@@ -79,32 +111,35 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 		if err != nil {
 			break
 		}
-		err = ew.writeOwn(mf)
+		err = fw.writeOwn(mf)
 	}
 	if err == nil {
-		ew.buf = exposition.AppendTrailer(ew.buf[:0], f)
-		_, err = cw.Write(ew.buf)
+		fw.buf = exposition.AppendTrailer(fw.buf[:0], fw.f)
+		_, err = fw.w.Write(fw.buf)
 	}
-	if err == nil {
-		err = cw.w.(*bufio.Writer).Flush()
-	}
-	return cw.n, err
+	return err
 }
 
 // familyWriter writes merged families in one format.
 type familyWriter struct {
-	w     io.Writer
+	w io.Writer
+	// gz is w when the scrape is gzip-compressed: cached families are then
+	// written as their deflate segments.
+	gz    *gzipMember
 	f     exposition.Format
 	buf   []byte
 	parts []part
+	sc    renderScratch
 }
 
-// part is one family's body in a merged family: bytes ready to write, or a
-// stored family whose protobuf bytes are fetched (and if need be
-// decompressed) while writing.
+// part is one family's body in a merged family: bytes rendered for this
+// scrape, a plain family's cached text body, or a stored family whose
+// protobuf bytes are fetched (and if need be decompressed) while writing.
 type part struct {
 	body   []byte
-	packed *Family
+	fam    *Family
+	text   *textBody
+	packed bool
 }
 
 // writeOwn writes one of the gateway's own families, which no group shares.
@@ -143,9 +178,11 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 		fw.parts = append(fw.parts, part{body: b})
 		total += len(b)
 	}
-	protobuf := fw.f.Encoding() == exposition.EncodingProtobuf
+	enc := fw.f.Encoding()
+	protobuf := enc == exposition.EncodingProtobuf
 	for _, f := range run {
-		if f.streamsProtobuf(fw.f) {
+		switch {
+		case f.streamsProtobuf(fw.f):
 			// The frame length comes first: add up the lengths (from the s2
 			// headers for bodies not cached yet) and decompress while
 			// writing, one family at a time.
@@ -153,25 +190,39 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 			if err != nil {
 				return err
 			}
-			fw.parts = append(fw.parts, part{packed: f})
+			fw.parts = append(fw.parts, part{fam: f, packed: true})
 			total += n
-			continue
-		}
-		if !protobuf {
+		case f.plain && !protobuf:
 			f.dropProtobufBody()
+			tb, err := f.textBody(enc, &fw.sc)
+			if err != nil {
+				return err
+			}
+			fw.parts = append(fw.parts, part{fam: f, text: tb})
+			total += tb.size
+		default:
+			if !protobuf {
+				f.dropProtobufBody()
+			}
+			// Not plain: the body depends on the scrape's escaping scheme,
+			// so it is rendered every time.
+			mf, err := f.Decode()
+			if err != nil {
+				return err
+			}
+			b, err := exposition.AppendBody(nil, mf, fw.f)
+			if err != nil {
+				return fmt.Errorf("render family %q: %w", f.Name(), err)
+			}
+			fw.parts = append(fw.parts, part{body: b})
+			total += len(b)
 		}
-		b, err := f.body(fw.f)
-		if err != nil {
-			return err
-		}
-		fw.parts = append(fw.parts, part{body: b})
-		total += len(b)
 	}
 	if total == 0 {
 		return nil
 	}
 	header := exposition.AppendHeader(fw.buf[:0], name, help, typ, unit, fw.f)
-	if fw.f.Encoding() == exposition.EncodingProtobuf {
+	if protobuf {
 		frame := exposition.AppendFrameLength(nil, len(header)+total)
 		if _, err := fw.w.Write(frame); err != nil {
 			return err
@@ -182,18 +233,38 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 	}
 	fw.buf = header
 	for _, p := range fw.parts {
-		b := p.body
-		if p.packed != nil {
-			var err error
-			if b, err = p.packed.protobufBody(); err != nil {
-				return err
-			}
-		}
-		if _, err := fw.w.Write(b); err != nil {
+		if err := fw.writePart(p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writePart writes one part of a merged family.
+func (fw *familyWriter) writePart(p part) error {
+	b := p.body
+	switch {
+	case p.packed:
+		var err error
+		if b, err = p.fam.protobufBody(); err != nil {
+			return err
+		}
+	case p.text != nil && p.text.size == 0:
+		return nil
+	case p.text != nil && fw.gz != nil:
+		tb, err := p.fam.withSegment(p.text, &fw.sc)
+		if err != nil {
+			return err
+		}
+		return fw.gz.writeSegment(tb.deflate, tb.crc, tb.size, tb.shift)
+	case p.text != nil:
+		var err error
+		if b, err = p.text.decode(p.fam, &fw.sc); err != nil {
+			return err
+		}
+	}
+	_, err := fw.w.Write(b)
+	return err
 }
 
 // countingWriter counts the bytes written through it.

@@ -13,13 +13,11 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/btree"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -67,9 +65,6 @@ type Store struct {
 	seed    maphash.Seed
 	logger  *slog.Logger
 	journal Journal
-
-	// renderEnc is the text encoding last scraped; pushes pre-render it.
-	renderEnc atomic.Int32
 
 	mu      sync.Mutex
 	groups  map[string]*Group
@@ -122,7 +117,6 @@ func New(opts Options) *Store {
 		index:   newIndex(),
 		entries: btree.NewG[entry](32, entryLess),
 	}
-	s.renderEnc.Store(int32(exposition.EncodingText))
 	return s
 }
 
@@ -147,15 +141,14 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		}
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
-	enc := exposition.Encoding(s.renderEnc.Load())
 	fams := make([]*Family, len(prepared))
 	var sc scratch
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, &sc); err != nil {
+		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, &sc); err != nil {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
-	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed, enc)
+	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed)
 	gid := p.Key.ID()
 
 	s.mu.Lock()
@@ -174,7 +167,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	} else {
 		// A new group starts with push_failure_time_seconds 0. Built here,
 		// under the lock, because only new groups need it.
-		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed, enc)
+		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed)
 		ng.families[PushFailureTimeName] = zeroFail
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
@@ -209,8 +202,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 // store inconsistent.
 func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
 	rej := &RejectError{Key: key, Reason: reason.Error()}
-	enc := exposition.Encoding(s.renderEnc.Load())
-	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed, enc)
+	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed)
 	gid := key.ID()
 
 	s.mu.Lock()
@@ -221,7 +213,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 		ng.failTime = at
 		ng.families[PushFailureTimeName] = failFam
 	} else {
-		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed, enc)
+		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed)
 		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
