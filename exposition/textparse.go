@@ -54,7 +54,7 @@ type textParser struct {
 
 	fams       arena[textFamily]
 	metrics    arena[dto.Metric]
-	labelPairs arena[dto.LabelPair]
+	labelPairs arena[labelBox]
 	labelPtrs  arena[*dto.LabelPair]
 	counters   arena[counterBox]
 	gauges     arena[gaugeBox]
@@ -85,6 +85,12 @@ type textFamily struct {
 type textLabel struct {
 	name, value string
 	special     bool
+}
+
+// labelBox holds one label pair and its two strings.
+type labelBox struct {
+	lp          dto.LabelPair
+	name, value string
 }
 
 // counterBox, gaugeBox and untypedBox hold one value and its float.
@@ -433,15 +439,51 @@ func (p *textParser) parseComment(line string, i int) error {
 	}
 	// Like expfmt: any case, and the OpenMetrics spelling gaugehistogram.
 	word := line[i:]
-	typ, ok := dto.MetricType_value[strings.ToUpper(word)]
+	typ, ok := metricType(word)
 	if !ok {
-		if strings.ToUpper(word) != "GAUGEHISTOGRAM" {
-			return p.errorf("unknown metric type %q", word)
-		}
-		typ = int32(dto.MetricType_GAUGE_HISTOGRAM)
+		return p.errorf("unknown metric type %q", word)
 	}
-	f.setType(dto.MetricType(typ))
+	f.setType(typ)
 	return nil
+}
+
+// metricTypes are the TYPE words, upper-case, and their types.
+var metricTypes = [...]struct {
+	word string
+	typ  dto.MetricType
+}{
+	{"COUNTER", dto.MetricType_COUNTER},
+	{"GAUGE", dto.MetricType_GAUGE},
+	{"HISTOGRAM", dto.MetricType_HISTOGRAM},
+	{"SUMMARY", dto.MetricType_SUMMARY},
+	{"UNTYPED", dto.MetricType_UNTYPED},
+	{"GAUGE_HISTOGRAM", dto.MetricType_GAUGE_HISTOGRAM},
+	{"GAUGEHISTOGRAM", dto.MetricType_GAUGE_HISTOGRAM},
+}
+
+// metricType maps a TYPE word to its type as expfmt does: the upper-cased
+// word names a dto.MetricType, or is the OpenMetrics spelling
+// GAUGEHISTOGRAM. An ASCII word is compared without upper-casing it
+// (strings.ToUpper allocated on every TYPE line); any other word is
+// upper-cased as expfmt does, since Unicode case mapping (ı to I) differs
+// from case folding.
+func metricType(word string) (dto.MetricType, bool) {
+	ascii := true
+	for i := 0; i < len(word); i++ {
+		if word[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		word = strings.ToUpper(word)
+	}
+	for _, t := range metricTypes {
+		if ascii && strings.EqualFold(word, t.word) || word == t.word {
+			return t.typ, true
+		}
+	}
+	return 0, false
 }
 
 // sampleRole tells a line of a summary or histogram family apart: its
@@ -795,9 +837,12 @@ func (p *textParser) newMetric() *dto.Metric {
 	}
 	m.Label = p.labelPtrs.slice(len(p.labels), hint*len(p.labels))
 	for k, l := range p.labels {
-		lp := p.labelPairs.next(hint * len(p.labels))
-		lp.Name, lp.Value = &l.name, &l.value
-		m.Label[k] = lp
+		// The strings live in the box: pointing at the loop variable's
+		// fields made it escape, one allocation per label.
+		b := p.labelPairs.next(hint * len(p.labels))
+		b.name, b.value = l.name, l.value
+		b.lp.Name, b.lp.Value = &b.name, &b.value
+		m.Label[k] = &b.lp
 	}
 	return m
 }
