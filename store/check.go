@@ -3,7 +3,7 @@ package store
 import (
 	"fmt"
 	"hash/maphash"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -34,6 +34,13 @@ type preparedFamily struct {
 // timestamps, value/type agreement, label names and values, reserved labels
 // of summaries and histograms, duplicate series inside the push, and the
 // per-push limits in lim (a *LimitError). It modifies the families in place.
+//
+// Allocations are per push, not per series: the sanitized label slices of
+// all metrics are cut from one array, the grouping and instance="" pairs
+// are shared by every metric, and one map finds duplicates in every family.
+// The families' label pairs themselves are not copied, so the result must
+// not outlive the families' memory; the store keeps only what newFamily
+// encodes from them.
 func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Limits, seed maphash.Seed) ([]preparedFamily, error) {
 	if err := lim.checkPushSeries(families); err != nil {
 		return nil, err
@@ -41,11 +48,25 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 	if err := lim.checkGrouping(key); err != nil {
 		return nil, err
 	}
-	grouping := make([]*dto.LabelPair, 0, len(key.labels)+1)
+	grouping := make([]*dto.LabelPair, 0, len(key.labels))
 	for _, l := range key.labels {
 		grouping = append(grouping, &dto.LabelPair{Name: proto.String(l.Name), Value: proto.String(l.Value)})
 	}
 	_, hasInstance := key.Get("instance")
+	var emptyInstance *dto.LabelPair
+	if !hasInstance {
+		emptyInstance = &dto.LabelPair{Name: proto.String("instance"), Value: proto.String("")}
+	}
+
+	slabSize, maxMetrics := 0, 0
+	for _, mf := range families {
+		for _, m := range mf.Metric {
+			slabSize += len(m.Label) + len(grouping) + 1
+		}
+		maxMetrics = max(maxMetrics, len(mf.Metric))
+	}
+	slab := make([]*dto.LabelPair, 0, slabSize)
+	seen := make(map[uint64]struct{}, maxMetrics)
 
 	var h maphash.Hash
 	h.SetSeed(seed)
@@ -61,7 +82,7 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 		if err := lim.checkMetricName(name); err != nil {
 			return nil, err
 		}
-		seen := make(map[uint64]struct{}, len(mf.Metric))
+		clear(seen)
 		hashes := make([]uint64, 0, len(mf.Metric))
 		for _, m := range mf.Metric {
 			if m.TimestampMs != nil {
@@ -70,10 +91,14 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 			if err := exposition.CheckMetricValue(mf.GetType(), m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
-			labels, err := sanitizeLabels(name, m.Label, grouping, hasInstance, key, utf8Names, lim)
+			// Room for this metric's labels, capped so that appending
+			// cannot run into the next metric's.
+			room := slab[len(slab) : len(slab) : len(slab)+len(m.Label)+len(grouping)+1]
+			labels, err := sanitizeLabels(room, name, m.Label, grouping, emptyInstance, key, utf8Names, lim)
 			if err != nil {
 				return nil, err
 			}
+			slab = slab[:len(slab)+len(labels)]
 			if err := lim.checkLabelCount(name, len(labels)); err != nil {
 				return nil, err
 			}
@@ -93,17 +118,18 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 	return out, nil
 }
 
-// sanitizeLabels returns the metric's labels with the grouping labels forced
-// to the key's values, instance="" added when absent, and sorted by name.
-// Errors name the metric.
-func sanitizeLabels(metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, hasInstance bool, key GroupKey, utf8Names bool, lim Limits) ([]*dto.LabelPair, error) {
+// sanitizeLabels appends to out (empty, with room for in, grouping and one
+// more) the metric's labels with the grouping labels forced to the key's
+// values, emptyInstance (nil when the key has an instance label) added when
+// the body has no instance label either, sorted by name. Errors name the
+// metric.
+func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, emptyInstance *dto.LabelPair, key GroupKey, utf8Names bool, lim Limits) ([]*dto.LabelPair, error) {
 	// A series with far more labels than the limit is rejected before the
 	// copy and sort below; body labels the grouping key overwrites are too
 	// few to matter.
 	if lim.MaxLabelsPerSeries > 0 && len(in) > lim.MaxLabelsPerSeries+len(grouping) {
 		return nil, lim.checkLabelCount(metric, len(in))
 	}
-	out := make([]*dto.LabelPair, 0, len(in)+len(grouping)+1)
 	bodyInstance := false
 	for _, lp := range in {
 		n := lp.GetName()
@@ -125,10 +151,12 @@ func sanitizeLabels(metric string, in []*dto.LabelPair, grouping []*dto.LabelPai
 		out = append(out, lp)
 	}
 	out = append(out, grouping...)
-	if !hasInstance && !bodyInstance {
-		out = append(out, &dto.LabelPair{Name: proto.String("instance"), Value: proto.String("")})
+	if emptyInstance != nil && !bodyInstance {
+		out = append(out, emptyInstance)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	// slices.SortFunc, not sort.Slice: the latter's reflect-based swapper
+	// allocated on every metric.
+	slices.SortFunc(out, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
 	for i := 1; i < len(out); i++ {
 		if out[i].GetName() == out[i-1].GetName() {
 			return nil, fmt.Errorf("metric %q: duplicate label name %q", metric, out[i].GetName())

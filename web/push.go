@@ -34,7 +34,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		return
 	}
 	defer body.Close()
-	families, err := exposition.Decode(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
+	decoded, err := exposition.DecodePooled(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
 		UTF8Names: h.opts.UTF8Names,
 		MaxBytes:  h.opts.MaxBodyBytes,
 		// Stopping in the decoder keeps a million-series body from being
@@ -54,12 +54,16 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		h.fail(w, "push", "body", http.StatusBadRequest, err)
 		return
 	}
+	// The decoded families borrow pooled memory; the store copies what it
+	// keeps and its errors are new strings, so they go back right after
+	// Push, on every path, before the next push on this goroutine.
 	err = h.store.Push(r.Context(), store.Push{
 		Key:      store.NewGroupKey(labels),
 		Method:   method,
-		Families: families,
+		Families: decoded.Families,
 		Time:     start,
 	})
+	decoded.Release()
 	if err != nil {
 		h.writeStoreError(w, "push", err)
 		return

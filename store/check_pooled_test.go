@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// scribble decodes and releases garbage, so that the pooled buffer and
+// arenas a push used are overwritten (sync.Pool hands this goroutine its own
+// last object back; under -race it drops some, hence the rounds).
+func scribble(t *testing.T, garbage string) {
+	t.Helper()
+	for range 8 {
+		d, err := exposition.DecodePooled(strings.NewReader(garbage), "", exposition.DecodeOptions{})
+		if err == nil {
+			d.Release()
+		}
+	}
+}
+
+// shifted returns body with every letter a-y and digit 0-8 moved up by one:
+// the same length, other bytes (and mostly not valid exposition).
+func shifted(body string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'y' || r >= '0' && r <= '8' {
+			return r + 1
+		}
+		return r
+	}, body)
+}
+
+// pushPooled pushes text through DecodePooled and releases the decoded
+// memory as web/push.go does, right after Push.
+func pushPooled(t *testing.T, s *Store, key GroupKey, body string) error {
+	t.Helper()
+	d, err := exposition.DecodePooled(strings.NewReader(body), "", exposition.DecodeOptions{})
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	err = s.Push(context.Background(), Push{Key: key, Method: Replace, Families: d.Families, Time: time.Now()})
+	d.Release()
+	return err
+}
+
+func TestStoreKeepsNothingOfAReleasedPush(t *testing.T) {
+	const body = "# HELP pooled_info Which build ran.\n# TYPE pooled_info gauge\n" +
+		"pooled_info{branch=\"main\",commit=\"abc123\"} 1\n" +
+		"# TYPE pooled_seconds histogram\n" +
+		"pooled_seconds_bucket{stage=\"load\",le=\"1\"} 3\npooled_seconds_bucket{stage=\"load\",le=\"+Inf\"} 4\n" +
+		"pooled_seconds_sum{stage=\"load\"} 2.5\npooled_seconds_count{stage=\"load\"} 4\n"
+	want := []string{
+		"# HELP pooled_info Which build ran.",
+		`pooled_info{branch="main",commit="abc123",instance="",job="a"} 1`,
+		`pooled_seconds_bucket{instance="",job="a",stage="load",le="1"} 3`,
+		`pooled_seconds_bucket{instance="",job="a",stage="load",le="+Inf"} 4`,
+		`pooled_seconds_sum{instance="",job="a",stage="load"} 2.5`,
+		`pooled_seconds_count{instance="",job="a",stage="load"} 4`,
+	}
+	for round := range 5 {
+		s := New(Options{})
+		if err := pushPooled(t, s, key("job", "a"), body); err != nil {
+			t.Fatal(err)
+		}
+		// The same shape and length with other names and values, so that
+		// it parses and fills the arenas the push used.
+		scribble(t, strings.NewReplacer("pooled", "qppmfe", "main", "xxxx", "abc123", "zzz999", "load", "save",
+			"Which build ran.", "Other text here!", "} 3", "} 7", "} 4", "} 8", "2.5", "9.5").Replace(body))
+		text, _ := scrape(t, s)
+		for _, line := range want {
+			if !strings.Contains(text, line+"\n") {
+				t.Fatalf("round %d: the scrape lacks %q after the push's memory was reused:\n%s", round, line, text)
+			}
+		}
+	}
+}
+
+func TestRejectionsOutliveTheReleasedPush(t *testing.T) {
+	tests := []struct {
+		name   string
+		limits Limits
+		body   string
+		want   string
+	}{
+		{"a duplicate series names the series", Limits{}, "m{a=\"value1\"} 1\nm{a=\"value1\"} 2\n", `m{a="value1"`},
+		{"a type conflict names the metric", Limits{}, "# TYPE stored counter\nstored{a=\"value2\"} 1\n", `"stored"`},
+		{"a series of another group names it", Limits{}, "# TYPE stored gauge\nstored{instance=\"i1\"} 1\n", `stored{instance="i1"`},
+		{"a timestamp names the metric", Limits{}, "stamped{a=\"x\"} 1 1000\n", `"stamped"`},
+		{"a long label value names the label", Limits{MaxLabelValueLength: 6}, "m{longlabel=\"value3x\"} 1\n", `"longlabel"`},
+		{"a reserved label name names it", Limits{}, "m{__reserved=\"v\"} 1\n", `"__reserved"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(Options{Limits: tt.limits})
+			if err := s.Push(context.Background(), Push{Key: key("job", "a", "instance", "i1"), Method: Replace,
+				Families: families(t, "# TYPE stored gauge\nstored 1\n"), Time: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			err := pushPooled(t, s, key("job", "a"), tt.body)
+			if err == nil {
+				t.Fatal("the push was accepted")
+			}
+			// A copy: Error may return a field as it is, and that field
+			// is what must not alias the body.
+			before := strings.Clone(err.Error())
+			if !strings.Contains(before, tt.want) {
+				t.Fatalf("error %q does not contain %q", before, tt.want)
+			}
+			scribble(t, shifted(tt.body))
+			if after := err.Error(); after != before {
+				t.Errorf("the error changed once the push's memory was reused:\n was %q\n now %q", before, after)
+			}
+		})
+	}
+}
