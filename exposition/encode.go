@@ -109,6 +109,10 @@ func skipCommentLines(b []byte) []byte {
 // appendMetricFields appends field 4 of MetricFamily for each metric of mf.
 func appendMetricFields(dst []byte, mf *dto.MetricFamily) ([]byte, error) {
 	for i, m := range mf.Metric {
+		var ok bool
+		if dst, ok = appendMetricFast(dst, m); ok {
+			continue
+		}
 		size := proto.MarshalOptions{Deterministic: true}.Size(m)
 		dst = protowire.AppendTag(dst, fieldMetric, protowire.BytesType)
 		dst = protowire.AppendVarint(dst, uint64(size))

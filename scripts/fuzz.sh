@@ -23,6 +23,7 @@ targets=(
   "./exposition/ FuzzTextParserMatchesExpfmt"
   "./exposition/ FuzzDecodeProtobuf"
   "./exposition/ FuzzRenderText"
+  "./exposition/ FuzzProtoEncodeFast"
   "./web/ FuzzPushScrape"
 )
 

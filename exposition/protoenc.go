@@ -1,0 +1,209 @@
+package exposition
+
+import (
+	"math"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// appendMetricFast appends the wire encoding of metric m as field 4 of a
+// MetricFamily (tag, length, body), writing the fields a batch job pushes
+// (labels, a gauge, counter, untyped value, summary or classic histogram,
+// a timestamp) directly with protowire. It returns false, with dst
+// unchanged, for anything else: exemplars, created timestamps, native
+// histogram fields, unknown fields. The caller then uses proto.Marshal.
+//
+// The output is byte for byte what proto.Marshal with Deterministic writes
+// (fields in number order, only those present), which FuzzProtoEncodeFast
+// checks. proto.Marshal's reflection and its size pass took 12 µs of a push
+// of the bench payload (10% of its CPU); this takes about a tenth of that.
+func appendMetricFast(dst []byte, m *dto.Metric) ([]byte, bool) {
+	if !plainMetric(m) {
+		return dst, false
+	}
+	dst = protowire.AppendTag(dst, fieldMetric, protowire.BytesType)
+	// Reserve the longest length prefix a metric can need, write the
+	// body, then move the body back over the unused prefix bytes.
+	const reserve = 5
+	lenAt := len(dst)
+	dst = append(dst, make([]byte, reserve)...)
+	for _, lp := range m.Label {
+		dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+		dst = protowire.AppendVarint(dst, uint64(labelPairSize(lp)))
+		dst = appendOptString(dst, 1, lp.Name)
+		dst = appendOptString(dst, 2, lp.Value)
+	}
+	if g := m.Gauge; g != nil {
+		dst = appendValueMessage(dst, 2, g.Value)
+	}
+	if c := m.Counter; c != nil {
+		dst = appendValueMessage(dst, 3, c.Value)
+	}
+	if s := m.Summary; s != nil {
+		dst = protowire.AppendTag(dst, 4, protowire.BytesType)
+		dst = protowire.AppendVarint(dst, uint64(summarySize(s)))
+		dst = appendOptUint(dst, 1, s.SampleCount)
+		dst = appendOptDouble(dst, 2, s.SampleSum)
+		for _, q := range s.Quantile {
+			dst = protowire.AppendTag(dst, 3, protowire.BytesType)
+			dst = protowire.AppendVarint(dst, uint64(optDoubleSize(q.Quantile)+optDoubleSize(q.Value)))
+			dst = appendOptDouble(dst, 1, q.Quantile)
+			dst = appendOptDouble(dst, 2, q.Value)
+		}
+	}
+	if u := m.Untyped; u != nil {
+		dst = appendValueMessage(dst, 5, u.Value)
+	}
+	if m.TimestampMs != nil {
+		dst = protowire.AppendTag(dst, 6, protowire.VarintType)
+		dst = protowire.AppendVarint(dst, uint64(*m.TimestampMs))
+	}
+	if h := m.Histogram; h != nil {
+		dst = protowire.AppendTag(dst, 7, protowire.BytesType)
+		dst = protowire.AppendVarint(dst, uint64(histogramSize(h)))
+		dst = appendOptUint(dst, 1, h.SampleCount)
+		dst = appendOptDouble(dst, 2, h.SampleSum)
+		for _, b := range h.Bucket {
+			dst = protowire.AppendTag(dst, 3, protowire.BytesType)
+			dst = protowire.AppendVarint(dst, uint64(bucketSize(b)))
+			dst = appendOptUint(dst, 1, b.CumulativeCount)
+			dst = appendOptDouble(dst, 2, b.UpperBound)
+			dst = appendOptDouble(dst, 4, b.CumulativeCountFloat)
+		}
+		dst = appendOptDouble(dst, 4, h.SampleCountFloat)
+	}
+	body := len(dst) - lenAt - reserve
+	n := protowire.SizeVarint(uint64(body))
+	protowire.AppendVarint(dst[lenAt:lenAt], uint64(body))
+	copy(dst[lenAt+n:], dst[lenAt+reserve:])
+	return dst[:len(dst)-(reserve-n)], true
+}
+
+// plainMetric reports whether m holds only what appendMetricFast writes.
+func plainMetric(m *dto.Metric) bool {
+	if hasUnknown(m) {
+		return false
+	}
+	for _, lp := range m.Label {
+		if lp == nil || hasUnknown(lp) {
+			return false
+		}
+	}
+	if g := m.Gauge; g != nil && hasUnknown(g) {
+		return false
+	}
+	if c := m.Counter; c != nil && (c.Exemplar != nil || c.CreatedTimestamp != nil || hasUnknown(c)) {
+		return false
+	}
+	if u := m.Untyped; u != nil && hasUnknown(u) {
+		return false
+	}
+	if s := m.Summary; s != nil {
+		if s.CreatedTimestamp != nil || hasUnknown(s) {
+			return false
+		}
+		for _, q := range s.Quantile {
+			if q == nil || hasUnknown(q) {
+				return false
+			}
+		}
+	}
+	if h := m.Histogram; h != nil {
+		if h.CreatedTimestamp != nil || h.Schema != nil || h.ZeroThreshold != nil || h.ZeroCount != nil ||
+			h.ZeroCountFloat != nil || len(h.NegativeSpan) > 0 || len(h.NegativeDelta) > 0 || len(h.NegativeCount) > 0 ||
+			len(h.PositiveSpan) > 0 || len(h.PositiveDelta) > 0 || len(h.PositiveCount) > 0 || len(h.Exemplars) > 0 ||
+			hasUnknown(h) {
+			return false
+		}
+		for _, b := range h.Bucket {
+			if b == nil || b.Exemplar != nil || hasUnknown(b) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func hasUnknown(m interface{ ProtoReflect() protoreflect.Message }) bool {
+	return len(m.ProtoReflect().GetUnknown()) > 0
+}
+
+func appendValueMessage(dst []byte, num protowire.Number, v *float64) []byte {
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(optDoubleSize(v)))
+	return appendOptDouble(dst, 1, v)
+}
+
+func appendOptString(dst []byte, num protowire.Number, s *string) []byte {
+	if s == nil {
+		return dst
+	}
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	return protowire.AppendString(dst, *s)
+}
+
+func appendOptDouble(dst []byte, num protowire.Number, v *float64) []byte {
+	if v == nil {
+		return dst
+	}
+	dst = protowire.AppendTag(dst, num, protowire.Fixed64Type)
+	return protowire.AppendFixed64(dst, math.Float64bits(*v))
+}
+
+func appendOptUint(dst []byte, num protowire.Number, v *uint64) []byte {
+	if v == nil {
+		return dst
+	}
+	dst = protowire.AppendTag(dst, num, protowire.VarintType)
+	return protowire.AppendVarint(dst, *v)
+}
+
+// Sizes of the nested messages, as the length prefixes need them. Every tag
+// here has a field number below 16, so it takes one byte.
+
+func optStringSize(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return 1 + protowire.SizeBytes(len(*s))
+}
+
+func optDoubleSize(v *float64) int {
+	if v == nil {
+		return 0
+	}
+	return 1 + 8
+}
+
+func optUintSize(v *uint64) int {
+	if v == nil {
+		return 0
+	}
+	return 1 + protowire.SizeVarint(*v)
+}
+
+func labelPairSize(lp *dto.LabelPair) int {
+	return optStringSize(lp.Name) + optStringSize(lp.Value)
+}
+
+func summarySize(s *dto.Summary) int {
+	n := optUintSize(s.SampleCount) + optDoubleSize(s.SampleSum)
+	for _, q := range s.Quantile {
+		n += 1 + protowire.SizeBytes(optDoubleSize(q.Quantile)+optDoubleSize(q.Value))
+	}
+	return n
+}
+
+func bucketSize(b *dto.Bucket) int {
+	return optUintSize(b.CumulativeCount) + optDoubleSize(b.UpperBound) + optDoubleSize(b.CumulativeCountFloat)
+}
+
+func histogramSize(h *dto.Histogram) int {
+	n := optUintSize(h.SampleCount) + optDoubleSize(h.SampleSum) + optDoubleSize(h.SampleCountFloat)
+	for _, b := range h.Bucket {
+		n += 1 + protowire.SizeBytes(bucketSize(b))
+	}
+	return n
+}
