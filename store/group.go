@@ -7,6 +7,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/exposition"
 )
 
 // HELP texts of the synthetic families, as the reference Pushgateway words them.
@@ -76,7 +78,7 @@ func unixSeconds(t time.Time) float64 {
 }
 
 // timeFamily builds push_time_seconds or push_failure_time_seconds for key.
-func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed) (*Family, preparedFamily) {
+func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc exposition.Encoding) (*Family, preparedFamily) {
 	help := pushTimeHelp
 	if name == PushFailureTimeName {
 		help = pushFailureTimeHelp
@@ -98,7 +100,7 @@ func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed) (*Fam
 	var h maphash.Hash
 	h.SetSeed(seed)
 	series := []uint64{seriesHash(&h, name, labels)}
-	f, err := newFamily(mf, series, t, nil)
+	f, err := newFamily(mf, series, t, enc, nil)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
 		panic("store: encode " + name + ": " + err.Error())

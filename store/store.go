@@ -65,6 +65,9 @@ type Store struct {
 	seed    maphash.Seed
 	logger  *slog.Logger
 	journal Journal
+	// render holds the text encoding pushes render for (the one last
+	// scraped) and the flate writers gzip scrapes reuse.
+	render renderState
 
 	mu      sync.Mutex
 	groups  map[string]*Group
@@ -142,13 +145,14 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
 	fams := make([]*Family, len(prepared))
+	enc := s.render.encoding()
 	var sc scratch
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, &sc); err != nil {
+		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, &sc); err != nil {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
-	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed)
+	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed, enc)
 	gid := p.Key.ID()
 
 	s.mu.Lock()
@@ -167,7 +171,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	} else {
 		// A new group starts with push_failure_time_seconds 0. Built here,
 		// under the lock, because only new groups need it.
-		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed)
+		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed, enc)
 		ng.families[PushFailureTimeName] = zeroFail
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
@@ -202,7 +206,8 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 // store inconsistent.
 func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
 	rej := &RejectError{Key: key, Reason: reason.Error()}
-	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed)
+	enc := s.render.encoding()
+	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed, enc)
 	gid := key.ID()
 
 	s.mu.Lock()
@@ -213,7 +218,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 		ng.failTime = at
 		ng.families[PushFailureTimeName] = failFam
 	} else {
-		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed)
+		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed, enc)
 		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
