@@ -36,8 +36,8 @@ const (
 const maxPooledBuffer = 1 << 20
 
 // renderBuffers holds the scratch buffers AppendBody's slow path (expfmt)
-// renders into before it drops the header lines: OpenMetrics bodies are
-// rendered on the push path when OpenMetrics was scraped last, and reusing
+// renders into before it drops the header lines: pushes render OpenMetrics
+// bodies here (store.newFamily) when OpenMetrics was scraped last, and reusing
 // the buffer saves one allocation per rendered family.
 var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 

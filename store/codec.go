@@ -143,16 +143,17 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 		return err
 	}
 	g := &Group{key: sg.key, pushTime: sg.pushTime, failTime: sg.failTime, families: make(map[string]*Family, len(prepared)+2)}
+	enc := s.render.encoding()
 	var sc scratch
 	for i, pf := range prepared {
-		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, &sc)
+		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, enc, &sc)
 		if err != nil {
 			return err
 		}
 		g.families[f.Name()] = f
 	}
-	pushFam, pushPrep := timeFamily(PushTimeName, sg.key, sg.pushTime, s.seed)
-	failFam, failPrep := timeFamily(PushFailureTimeName, sg.key, sg.failTime, s.seed)
+	pushFam, pushPrep := timeFamily(PushTimeName, sg.key, sg.pushTime, s.seed, enc, &sc)
+	failFam, failPrep := timeFamily(PushFailureTimeName, sg.key, sg.failTime, s.seed, enc, &sc)
 	g.families[PushTimeName] = pushFam
 	g.families[PushFailureTimeName] = failFam
 	prepared = append(prepared, pushPrep, failPrep)

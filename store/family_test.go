@@ -100,7 +100,7 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, pf := range prepared {
-		f, err := newFamily(pf.mf, pf.series, t0, nil)
+		f, err := newFamily(pf.mf, pf.series, t0, exposition.EncodingText, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,33 +122,31 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	s := New(Options{})
 	k := key("job", "j")
-	if err := s.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(1, 1), Time: t0}); err != nil {
-		t.Fatal(err)
+	push := func(seq int) {
+		t.Helper()
+		if err := s.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(1, seq), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	cached := func() int {
+	cached := func(enc exposition.Encoding) int {
 		n := 0
 		for _, f := range s.Group(k).Families() {
-			if r := f.text.Load(); r != nil && r.enc == exposition.EncodingText {
+			if r := f.text.Load(); r != nil && r.enc == enc {
 				n++
 			}
 		}
 		return n
 	}
-	if n := cached(); n != 0 {
-		t.Fatalf("a push rendered %d text bodies, want none: text is rendered by scrapes", n)
-	}
-	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
-		t.Fatal(err)
-	}
-	before := cached()
-	if before != len(s.Group(k).Families()) {
-		t.Fatalf("a text scrape cached %d text bodies, want %d", before, len(s.Group(k).Families()))
+	push(1)
+	all := len(s.Group(k).Families())
+	if n := cached(exposition.EncodingText); n != all {
+		t.Fatalf("a push into a never scraped store rendered %d text bodies, want %d: pushes render text 0.0.4 by default", n, all)
 	}
 	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
 		t.Fatal(err)
 	}
-	if after := cached(); after != before {
-		t.Errorf("text bodies cached after a protobuf scrape = %d, want %d", after, before)
+	if after := cached(exposition.EncodingText); after != all {
+		t.Errorf("text bodies cached after a protobuf scrape = %d, want %d", after, all)
 	}
 	unpacked := func() int {
 		n := 0
@@ -159,15 +157,32 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 		}
 		return n
 	}
-	if n := unpacked(); n != before {
-		t.Errorf("protobuf bodies kept after a protobuf scrape = %d, want %d", n, before)
+	if n := unpacked(); n != all {
+		t.Errorf("protobuf bodies kept after a protobuf scrape = %d, want %d", n, all)
 	}
-	// A text scrape drops them: a gateway scraped only as text holds only
-	// the compressed bytes.
+	// A protobuf scrape does not change what pushes render.
+	push(2)
+	if n := cached(exposition.EncodingText); n != all {
+		t.Errorf("a push after a protobuf scrape rendered %d text bodies, want %d", n, all)
+	}
+	// A text scrape drops the protobuf bodies: a gateway scraped only as
+	// text holds only the compressed bytes.
+	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := unpacked(); n != 0 {
 		t.Errorf("protobuf bodies kept after a text scrape = %d, want 0", n)
+	}
+	// An OpenMetrics scrape re-renders, and pushes after it render
+	// OpenMetrics.
+	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingOpenMetrics), nil); err != nil {
+		t.Fatal(err)
+	}
+	push(3)
+	if n := cached(exposition.EncodingOpenMetrics); n != all {
+		t.Errorf("a push after an OpenMetrics scrape rendered %d OpenMetrics bodies, want %d", n, all)
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/exposition"
 )
 
 // HELP texts of the synthetic families, as the reference Pushgateway words them.
@@ -75,8 +77,9 @@ func unixSeconds(t time.Time) float64 {
 	return float64(t.UnixNano()) / 1e9
 }
 
-// timeFamily builds push_time_seconds or push_failure_time_seconds for key.
-func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed) (*Family, preparedFamily) {
+// timeFamily builds push_time_seconds or push_failure_time_seconds for key,
+// rendering its text in enc with the buffers sc (nil for fresh ones).
+func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc exposition.Encoding, sc *scratch) (*Family, preparedFamily) {
 	help := pushTimeHelp
 	if name == PushFailureTimeName {
 		help = pushFailureTimeHelp
@@ -98,7 +101,7 @@ func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed) (*Fam
 	var h maphash.Hash
 	h.SetSeed(seed)
 	series := []uint64{seriesHash(&h, name, labels)}
-	f, err := newFamily(mf, series, t, nil)
+	f, err := newFamily(mf, series, t, enc, sc)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
 		panic("store: encode " + name + ": " + err.Error())

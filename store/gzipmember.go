@@ -10,19 +10,30 @@ import (
 )
 
 // gzipMember writes one gzip member (RFC 1952) assembled from raw DEFLATE
-// segments: the cached, sync-flushed segments of plain families, and
-// segments compressed on the spot for everything else (HELP/TYPE lines, the
-// gateway's own metrics, families rendered per scrape). Every segment ends
+// segments: the cached, sync-flushed segments of plain families, and runs
+// of bytes streamed for this scrape (HELP/TYPE lines, the gateway's own
+// metrics, families rendered per scrape, families without a segment yet),
+// compressed together by one streaming flate writer that is Reset at the
+// start of each run and sync-flushed at its end. Every segment and run ends
 // byte-aligned without a final block, so concatenating them is one valid
 // DEFLATE stream; close adds the final block, the CRC-32 of the whole body
 // (combined from the segments' CRCs) and its length.
 type gzipMember struct {
-	w io.Writer
-	// pending holds bytes rendered for this scrape, compressed together
-	// before the next cached segment or at the end.
-	pending []byte
-	crc     uint32
-	size    uint64
+	w  io.Writer
+	rs *renderState
+	// stream compresses the current run; taken from rs at the first run.
+	// A run cannot continue across a segment: the writer's history would
+	// not hold the segment's bytes its back-references must skip.
+	stream *flate.Writer
+	// open is true while a run has bytes not yet flushed; runLen counts
+	// them.
+	open   bool
+	runLen int
+	// minRun is the run length below which cached segments are streamed
+	// instead (see the constant minRun).
+	minRun int
+	crc    uint32
+	size   uint64
 }
 
 // gzipHeader is a gzip member header: deflate, no flags, no mtime, OS
@@ -33,35 +44,62 @@ var gzipHeader = [10]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
 // BTYPE 01, end-of-block code 0000000), written after a byte boundary.
 var finalBlock = [2]byte{0x03, 0x00}
 
-// pendingLimit bounds the bytes rendered for the scrape that wait to be
-// compressed: large enough that a run of headers compresses as one segment.
-const pendingLimit = 64 << 10
+// minRun is the length an open run reaches before a cached segment may end
+// it; families with segments met before that are streamed into the run.
+// Ending a run costs a block with its own Huffman tables (~5 us, what
+// streaming ~3 KB costs), so without this a scrape where half the
+// families changed, alternating with unchanged ones, paid it per family.
+const minRun = 16 << 10
 
 // newGzipMember writes the member header to w.
-func newGzipMember(w io.Writer) (*gzipMember, error) {
+func newGzipMember(w io.Writer, rs *renderState, minRun int) (*gzipMember, error) {
 	if _, err := w.Write(gzipHeader[:]); err != nil {
 		return nil, err
 	}
-	return &gzipMember{w: w}, nil
+	return &gzipMember{w: w, rs: rs, minRun: minRun}, nil
 }
 
-// Write adds bytes rendered for this scrape to the body.
+// Write adds bytes rendered for this scrape to the current run.
 func (g *gzipMember) Write(p []byte) (int, error) {
-	g.pending = append(g.pending, p...)
-	g.crc = crc32.Update(g.crc, crc32.IEEETable, p)
-	g.size += uint64(len(p))
-	if len(g.pending) >= pendingLimit {
-		if err := g.flushPending(); err != nil {
+	if !g.open {
+		if err := g.startRun(); err != nil {
 			return 0, err
 		}
 	}
+	if _, err := g.stream.Write(p); err != nil {
+		return 0, fmt.Errorf("compress scrape body: %w", err)
+	}
+	g.crc = crc32.Update(g.crc, crc32.IEEETable, p)
+	g.size += uint64(len(p))
+	g.runLen += len(p)
 	return len(p), nil
+}
+
+// startRun opens a run with a fresh compressor state.
+func (g *gzipMember) startRun() error {
+	if g.stream == nil {
+		zw, err := g.rs.deflater(g.w)
+		if err != nil {
+			return fmt.Errorf("compress scrape body: %w", err)
+		}
+		g.stream = zw
+	} else {
+		g.stream.Reset(g.w)
+	}
+	g.open, g.runLen = true, 0
+	return nil
+}
+
+// absorbs reports whether a family with a cached segment should rather be
+// streamed into the open run, because the run is still short.
+func (g *gzipMember) absorbs() bool {
+	return g.open && g.runLen < g.minRun
 }
 
 // writeSegment adds a cached segment whose uncompressed body has the given
 // CRC-32, length and crcShift(length).
 func (g *gzipMember) writeSegment(seg []byte, crc uint32, size int, shift uint32) error {
-	if err := g.flushPending(); err != nil {
+	if err := g.endRun(); err != nil {
 		return err
 	}
 	if _, err := g.w.Write(seg); err != nil {
@@ -72,25 +110,22 @@ func (g *gzipMember) writeSegment(seg []byte, crc uint32, size int, shift uint32
 	return nil
 }
 
-// flushPending compresses the pending bytes into a sync-flushed segment.
-// StatelessDeflate needs no writer state, so a scrape of cached families
-// allocates no compressor; it falls back to stored blocks where nothing
-// compresses.
-func (g *gzipMember) flushPending() error {
-	if len(g.pending) == 0 {
+// endRun sync-flushes the open run, if any, so that it ends byte-aligned.
+func (g *gzipMember) endRun() error {
+	if !g.open {
 		return nil
 	}
-	if err := flate.StatelessDeflate(g.w, g.pending, false, nil); err != nil {
+	g.open = false
+	if err := g.stream.Flush(); err != nil {
 		return fmt.Errorf("compress scrape body: %w", err)
 	}
-	g.pending = g.pending[:0]
 	return nil
 }
 
-// close ends the member: the pending bytes, the final block, CRC-32 and
-// ISIZE (the length modulo 2^32).
+// close ends the member: the open run, the final block, CRC-32 and ISIZE
+// (the length modulo 2^32).
 func (g *gzipMember) close() error {
-	if err := g.flushPending(); err != nil {
+	if err := g.endRun(); err != nil {
 		return err
 	}
 	var trailer [10]byte
@@ -99,4 +134,10 @@ func (g *gzipMember) close() error {
 	binary.LittleEndian.PutUint32(trailer[6:], uint32(g.size))
 	_, err := g.w.Write(trailer[:])
 	return err
+}
+
+// release returns the stream compressor to the pool.
+func (g *gzipMember) release() {
+	g.rs.release(g.stream)
+	g.stream = nil
 }

@@ -166,7 +166,7 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 				exposition.NewFormat(exposition.EncodingText),
 				exposition.NewFormat(exposition.EncodingOpenMetrics),
 			}
-			var sawUTF8, sawCached bool
+			var sawUTF8, sawCached, sawMixed bool
 			for step := 0; step < 120; step++ {
 				k := NewGroupKey(map[string]string{"job": "prop", "instance": fmt.Sprintf("i%d", rng.IntN(6))})
 				switch r := rng.IntN(10); {
@@ -181,7 +181,13 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 					_ = s.Delete(ctx, k)
 				default:
 					f := encs[rng.IntN(len(encs))]
+					// Mixed cached and streamed families, under budgets
+					// from nothing to everything and runs that end at
+					// every segment or absorb some.
+					_, with, without := segmentState(s)
+					sawMixed = sawMixed || with > 0 && without > 0
 					sn := s.Snapshot()
+					sn.gzip = gzipLimits{budget: []int{0, 200, 2000, 1 << 30}[rng.IntN(4)], minRun: []int{0, 0, 100, 1 << 30}[rng.IntN(4)]}
 					var plain, z bytes.Buffer
 					if _, err := sn.WriteTo(&plain, f, own); err != nil {
 						t.Fatal(err)
@@ -196,8 +202,8 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 					sawCached = sawCached || bytes.Contains(plain.Bytes(), []byte("a_total{"))
 				}
 			}
-			if !sawUTF8 || !sawCached {
-				t.Fatalf("no scrape held both kinds of family (UTF-8 named %v, plain %v): the test proves nothing", sawUTF8, sawCached)
+			if !sawUTF8 || !sawCached || !sawMixed {
+				t.Fatalf("no scrape held every kind of family (UTF-8 named %v, plain %v, with and without segments %v): the test proves nothing", sawUTF8, sawCached, sawMixed)
 			}
 		})
 	}
@@ -277,6 +283,25 @@ func cacheBytes(s *Store) (bytes, families int) {
 	return bytes, families
 }
 
+// segmentState returns the text bytes of the store's families that have a
+// deflate segment, and the number of families with and without one.
+func segmentState(s *Store) (segmentText, with, without int) {
+	for _, g := range s.Groups() {
+		for _, f := range g.Families() {
+			tb := f.text.Load()
+			switch {
+			case tb == nil:
+			case tb.deflate != nil:
+				segmentText += tb.size
+				with++
+			default:
+				without++
+			}
+		}
+	}
+	return segmentText, with, without
+}
+
 func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	s := New(Options{})
 	ctx := context.Background()
@@ -290,8 +315,9 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		push(i, 0)
 	}
-	if n, _ := cacheBytes(s); n != 0 {
-		t.Fatalf("pushes cached %d bytes of text, want none", n)
+	pushed, fams := cacheBytes(s)
+	if pushed == 0 || fams != 10*10 {
+		t.Fatalf("after the pushes: %d bytes in %d families, want 100 families rendered by their pushes", pushed, fams)
 	}
 	text := exposition.NewFormat(exposition.EncodingText)
 	scrape := func() {
@@ -299,31 +325,133 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 		if _, err := s.Snapshot().WriteTo(io.Discard, text, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Snapshot().WriteGzipTo(io.Discard, text, nil); err != nil {
+		sn := s.Snapshot()
+		sn.gzip.minRun = 0
+		if _, err := sn.WriteGzipTo(io.Discard, text, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	scrape()
+	if n, _ := cacheBytes(s); n != pushed {
+		t.Fatalf("the first scrapes changed the caches from %d to %d bytes; the first gzip scrape only marks bodies as seen", pushed, n)
+	}
+	scrape()
 	first, fams := cacheBytes(s)
-	if first == 0 || fams != 10*10 {
-		t.Fatalf("after a scrape: %d bytes in %d families, want 100 families cached", first, fams)
+	if _, with, _ := segmentState(s); first <= pushed || fams != 100 || with != 100 {
+		t.Fatalf("after the second gzip scrape: %d bytes in %d families, %d with segments; want 100 families with segments", first, fams, with)
 	}
 	for i := 0; i < 5; i++ {
 		scrape()
 		if n, _ := cacheBytes(s); n != first {
-			t.Fatalf("scrape %d: caches hold %d bytes, first scrape %d", i+2, n, first)
+			t.Fatalf("scrape %d: caches hold %d bytes, second scrape %d", i+3, n, first)
 		}
 	}
-	// A push replaces group 0's families: the new ones start uncached and
-	// the old ones, with their caches, are no longer in the store. Only
-	// push_failure_time_seconds, unchanged, is kept with its cache.
+	// A push replaces group 0's families: the new ones hold their text but
+	// no segment, and the old ones, with their caches, are no longer in the
+	// store. Only push_failure_time_seconds, unchanged, is kept with its
+	// segment.
 	push(0, 1)
 	for _, f := range s.Group(NewGroupKey(map[string]string{"job": "bench", "instance": "i0"})).Families() {
-		if f.Name() != PushFailureTimeName && f.text.Load() != nil {
-			t.Fatalf("family %q of a new push already has a text cache", f.Name())
+		tb := f.text.Load()
+		if tb == nil {
+			t.Fatalf("family %q of a new push has no text body", f.Name())
+		}
+		if f.Name() != PushFailureTimeName && (tb.deflate != nil || tb.gzipSeen.Load()) {
+			t.Fatalf("family %q of a new push already has a segment or was seen by a gzip scrape", f.Name())
 		}
 	}
-	if n, fams := cacheBytes(s); fams != 100-9 || n >= first {
-		t.Fatalf("after replacing a group: %d bytes in %d families, want 91 families and less than %d bytes", n, fams, first)
+	if n, fams := cacheBytes(s); fams != 100 || n >= first {
+		t.Fatalf("after replacing a group: %d bytes in %d families, want 100 families and less than %d bytes", n, fams, first)
+	}
+}
+
+// TestGzipScrapesBuildSegmentsWithinTheirBudget fills a store, then takes
+// gzip scrapes with a small segment budget: the first builds no segment
+// (nothing was seen before), each later one at most the budget's worth,
+// every one decodes to the plain scrape, and the segments converge to all
+// families.
+func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	for i := 0; i < 40; i++ {
+		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := ownFamilies()
+	f := exposition.NewFormat(exposition.EncodingText)
+	const budget = 20 << 10
+	prev := 0
+	for scrape := 1; ; scrape++ {
+		if scrape > 40 {
+			t.Fatalf("segments did not converge after 40 scrapes")
+		}
+		sn := s.Snapshot()
+		sn.gzip = gzipLimits{budget: budget, minRun: 0}
+		var plain, z bytes.Buffer
+		if _, err := sn.WriteTo(&plain, f, own); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sn.WriteGzipTo(&z, f, own); err != nil {
+			t.Fatal(err)
+		}
+		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
+			t.Fatalf("scrape %d: gzip scrape differs:\ngot  %.300q\nwant %.300q", scrape, got, plain.Bytes())
+		}
+		text, with, without := segmentState(s)
+		built := text - prev
+		prev = text
+		switch {
+		case scrape == 1 && with != 0:
+			t.Fatalf("the first gzip scrape built %d segments, want none", with)
+		case built > budget:
+			t.Fatalf("scrape %d built segments for %d bytes of text, budget %d", scrape, built, budget)
+		case scrape > 1 && without > 0 && built < budget/2:
+			t.Fatalf("scrape %d built segments for only %d bytes of text with %d families left", scrape, built, without)
+		}
+		if without == 0 {
+			if scrape < 4 {
+				t.Fatalf("all %d families had segments after %d scrapes: the budget bounded nothing", with, scrape)
+			}
+			return
+		}
+	}
+}
+
+// TestGzipScrapeStreamsShortRunsOn checks that with a long minRun cached
+// segments met while a run is short are streamed into it, and the result
+// still decodes.
+func TestGzipScrapeStreamsShortRunsOn(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := exposition.NewFormat(exposition.EncodingText)
+	var plain bytes.Buffer
+	if _, err := s.Snapshot().WriteTo(&plain, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[int]int{}
+	for _, run := range []int{0, 0, 0, 1 << 30} {
+		sn := s.Snapshot()
+		sn.gzip.minRun = run
+		var z bytes.Buffer
+		if _, err := sn.WriteGzipTo(&z, f, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
+			t.Fatalf("minRun %d: gzip scrape differs", run)
+		}
+		sizes[run] = z.Len()
+	}
+	// One stream compresses better than 200 segments with their own
+	// Huffman tables: the long minRun did stream the cached families.
+	if sizes[1<<30] >= sizes[0] {
+		t.Fatalf("one long run: %d bytes, segments: %d bytes; want the run smaller", sizes[1<<30], sizes[0])
 	}
 }

@@ -65,6 +65,9 @@ type Store struct {
 	seed    maphash.Seed
 	logger  *slog.Logger
 	journal Journal
+	// render holds the text encoding pushes render for (the one last
+	// scraped) and the flate writers gzip scrapes reuse.
+	render renderState
 
 	mu      sync.Mutex
 	groups  map[string]*Group
@@ -142,13 +145,15 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 		return s.recordFailure(ctx, p.Key, p.Time, err)
 	}
 	fams := make([]*Family, len(prepared))
-	var sc scratch
+	enc := s.render.encoding()
+	sc := s.render.scratch()
+	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, &sc); err != nil {
+		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, sc); err != nil {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
-	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed)
+	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed, enc, sc)
 	gid := p.Key.ID()
 
 	s.mu.Lock()
@@ -167,7 +172,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	} else {
 		// A new group starts with push_failure_time_seconds 0. Built here,
 		// under the lock, because only new groups need it.
-		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed)
+		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed, enc, sc)
 		ng.families[PushFailureTimeName] = zeroFail
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
@@ -202,7 +207,8 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 // store inconsistent.
 func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
 	rej := &RejectError{Key: key, Reason: reason.Error()}
-	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed)
+	enc := s.render.encoding()
+	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed, enc, nil)
 	gid := key.ID()
 
 	s.mu.Lock()
@@ -213,7 +219,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 		ng.failTime = at
 		ng.families[PushFailureTimeName] = failFam
 	} else {
-		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed)
+		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed, enc, nil)
 		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/s2"
@@ -11,8 +12,8 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 )
 
-// textBody is the cached text or OpenMetrics body of a plain family. It is
-// immutable; adding the deflate segment installs a new one.
+// textBody is the cached text or OpenMetrics body of a plain family. Its
+// body is immutable; adding the deflate segment installs a new one.
 //
 // The body is kept as an s2 block, not as text: at 10,000 groups of the
 // bench payload the raw bodies were 78.5 MB, the s2 blocks are 22 MB, and s2
@@ -33,9 +34,25 @@ type textBody struct {
 	// packed is the s2 block of the body.
 	packed []byte
 	// deflate is the body as a raw DEFLATE segment that ends with a sync
-	// flush (byte-aligned, no final block), built by the first gzip scrape
-	// that needs it; nil until then.
+	// flush (byte-aligned, no final block); nil until a gzip scrape finds
+	// the body already seen by an earlier one (see segmentBudget).
 	deflate []byte
+	// gzipSeen is set by the first gzip scrape that streams the body
+	// without a segment: a body still there at the next gzip scrape
+	// survived a scrape interval unchanged and is worth a segment.
+	gzipSeen atomic.Bool
+}
+
+// newTextBody returns the cached form of body in enc, s2-compressing it in
+// the scratch buffer *packed.
+func newTextBody(enc exposition.Encoding, body []byte, packed *[]byte) *textBody {
+	return &textBody{
+		enc:    enc,
+		size:   len(body),
+		crc:    crc32.ChecksumIEEE(body),
+		shift:  crcShift(uint64(len(body))),
+		packed: packInto(packed, body),
+	}
 }
 
 // renderScratch holds the buffers a scrape renders and decodes into, reused
@@ -43,14 +60,19 @@ type textBody struct {
 type renderScratch struct {
 	body, packed, text []byte
 	segment            bytes.Buffer
-	// deflater compresses family segments; made at the first segment a
-	// scrape has to build, so a scrape of cached families allocates none.
+	// deflater compresses family segments; taken from the store's pool at
+	// the first segment a scrape has to build, so a scrape of cached
+	// families uses none.
 	deflater *flate.Writer
+	// budget is the text bytes this scrape may still compress into new
+	// segments.
+	budget int
 }
 
 // textBody returns the family's cached body for enc, rendering and caching
-// it first if the cache holds nothing or another encoding. Only plain
-// families are cached: the others depend on the scrape's escaping scheme.
+// it first if the cache holds nothing or another encoding (a scrape in
+// another encoding than pushes rendered for). Only plain families are
+// cached: the others depend on the scrape's escaping scheme.
 func (f *Family) textBody(enc exposition.Encoding, sc *renderScratch) (*textBody, error) {
 	if tb := f.text.Load(); tb != nil && tb.enc == enc {
 		return tb, nil
@@ -63,16 +85,7 @@ func (f *Family) textBody(enc exposition.Encoding, sc *renderScratch) (*textBody
 	if err != nil {
 		return nil, fmt.Errorf("render family %q: %w", f.Name(), err)
 	}
-	if n := s2.MaxEncodedLen(len(sc.body)); cap(sc.packed) < n {
-		sc.packed = make([]byte, n)
-	}
-	tb := &textBody{
-		enc:    enc,
-		size:   len(sc.body),
-		crc:    crc32.ChecksumIEEE(sc.body),
-		shift:  crcShift(uint64(len(sc.body))),
-		packed: bytes.Clone(s2.Encode(sc.packed[:cap(sc.packed)], sc.body)),
-	}
+	tb := newTextBody(enc, sc.body, &sc.packed)
 	f.text.Store(tb)
 	return tb, nil
 }
@@ -89,19 +102,20 @@ func (tb *textBody) decode(f *Family, sc *renderScratch) ([]byte, error) {
 	return b, nil
 }
 
-// segmentLevel is the flate level of cached family segments. Measured on
-// the bench payload's family bodies (~700 bytes each), one reused writer
-// per scrape, sync-flushed per family (BenchmarkSegmentLevel): BestSpeed
-// 94 MB/s at 26.7% of the text; level 4 85 MB/s at 26.4%; level 6
-// 48 MB/s at 25.6%; level 9 15 MB/s at 25.4%; Huffman only 124 MB/s at
-// 65.6%; StatelessDeflate 75–81 MB/s at 26.7%. The per-block Huffman
-// header dominates at this size, so higher levels buy almost nothing.
+// segmentLevel is the flate level of cached family segments and of the
+// streamed runs of a gzip scrape. Measured on the bench payload's family
+// bodies (~700 bytes each), one reused writer per scrape, sync-flushed per
+// family (BenchmarkSegmentLevel): BestSpeed 94 MB/s at 26.7% of the text;
+// level 4 85 MB/s at 26.4%; level 6 48 MB/s at 25.6%; level 9 15 MB/s at
+// 25.4%; Huffman only 124 MB/s at 65.6%; StatelessDeflate 75–81 MB/s at
+// 26.7%. The per-block Huffman header dominates at this size, so higher
+// levels buy almost nothing.
 const segmentLevel = flate.BestSpeed
 
 // withSegment returns tb with its deflate segment, compressing and caching
 // it first if need be. A concurrent scrape may do the same work; the cache
 // keeps one of the two equal results.
-func (f *Family) withSegment(tb *textBody, sc *renderScratch) (*textBody, error) {
+func (f *Family) withSegment(tb *textBody, sc *renderScratch, rs *renderState) (*textBody, error) {
 	if tb.deflate != nil {
 		return tb, nil
 	}
@@ -111,7 +125,7 @@ func (f *Family) withSegment(tb *textBody, sc *renderScratch) (*textBody, error)
 	}
 	sc.segment.Reset()
 	if sc.deflater == nil {
-		sc.deflater, err = flate.NewWriter(&sc.segment, segmentLevel)
+		sc.deflater, err = rs.deflater(&sc.segment)
 		if err != nil {
 			return nil, fmt.Errorf("compress cached body of %q: %w", f.Name(), err)
 		}
@@ -126,8 +140,15 @@ func (f *Family) withSegment(tb *textBody, sc *renderScratch) (*textBody, error)
 	if err := sc.deflater.Flush(); err != nil {
 		return nil, fmt.Errorf("compress cached body of %q: %w", f.Name(), err)
 	}
-	next := *tb
-	next.deflate = bytes.Clone(sc.segment.Bytes())
-	f.text.CompareAndSwap(tb, &next)
-	return &next, nil
+	next := &textBody{
+		enc:     tb.enc,
+		size:    tb.size,
+		crc:     tb.crc,
+		shift:   tb.shift,
+		packed:  tb.packed,
+		deflate: bytes.Clone(sc.segment.Bytes()),
+	}
+	next.gzipSeen.Store(true)
+	f.text.CompareAndSwap(tb, next)
+	return next, nil
 }
