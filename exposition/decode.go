@@ -15,8 +15,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
 
 // DecodeOptions configures Decode.
@@ -131,11 +129,7 @@ func decode(r io.Reader, contentType string, opts DecodeOptions, pooled bool) (*
 		r = &limitedReader{r: r, left: opts.MaxBytes, max: opts.MaxBytes}
 	}
 	if IsProtobuf(contentType) {
-		families, err := decodeProtobuf(r, opts.MaxBytes, opts.UTF8Names, opts.MaxSeries)
-		if err != nil {
-			return nil, err
-		}
-		return &Decoded{Families: families}, nil
+		return decodeProtobuf(r, opts, pooled)
 	}
 	return decodeText(r, opts, pooled)
 }
@@ -343,75 +337,6 @@ func decodeTextExpfmt(body string, utf8Names bool, maxSeries int) ([]*dto.Metric
 	}
 	sortByName(families)
 	return families, nil
-}
-
-// readBuffers holds the buffers protobuf bodies are read into. Unmarshal
-// copies every string out of the buffer, so it goes back to the pool as
-// soon as the body is decoded.
-var readBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// decodeProtobuf parses a body of varint-delimited MetricFamily messages.
-// It reads the whole body first and slices the frames out of it, which
-// avoids protodelim's per-message buffer.
-//
-// With a series limit, the metrics of each message are counted in its wire
-// bytes before it is decoded. Every message counts, also one that a later
-// message of the same name replaces.
-func decodeProtobuf(r io.Reader, maxBytes int64, utf8Names bool, maxSeries int) ([]*dto.MetricFamily, error) {
-	buf := readBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			readBuffers.Put(buf)
-		}
-	}()
-	if err := readBody(buf, r, maxBytes); err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-
-	var families []*dto.MetricFamily
-	series := 0
-	b := buf.Bytes()
-	for i := 1; len(b) > 0; i++ {
-		size, n := protowire.ConsumeVarint(b)
-		if n < 0 {
-			return nil, fmt.Errorf("protobuf: invalid length of message %d: %w", i, protowire.ParseError(n))
-		}
-		b = b[n:]
-		if size > uint64(len(b)) {
-			return nil, fmt.Errorf("protobuf: unexpected EOF in message %d: length %d, %d bytes left", i, size, len(b))
-		}
-		if maxSeries > 0 {
-			var err error
-			if series, err = countFamilySeries(series, countProtobufMetrics(b[:size]), maxSeries); err != nil {
-				return nil, err
-			}
-		}
-		mf := new(dto.MetricFamily)
-		if err := proto.Unmarshal(b[:size], mf); err != nil {
-			return nil, fmt.Errorf("protobuf: message %d: %w", i, err)
-		}
-		b = b[size:]
-		families = append(families, mf)
-	}
-
-	// Sort stably, then keep the last of each run of equal names.
-	sortByName(families)
-	kept := families[:0]
-	for i, mf := range families {
-		if i+1 < len(families) && families[i+1].GetName() == mf.GetName() {
-			continue
-		}
-		if len(mf.Metric) == 0 {
-			continue
-		}
-		if err := checkFamily(mf, utf8Names); err != nil {
-			return nil, err
-		}
-		kept = append(kept, mf)
-	}
-	clear(families[len(kept):])
-	return kept[:len(kept):len(kept)], nil
 }
 
 // sortByName sorts families by name, keeping the body order of equal names.
