@@ -67,8 +67,9 @@ func IsProtobuf(contentType string) bool {
 // its metrics carries the value field of that type.
 //
 // The metric names, label names and values and HELP texts of a decoded
-// text body are substrings of one copy of the body (unless they held
-// escapes); a caller that keeps a few of them for long should clone them.
+// body are substrings of one copy of the body (unless they held escapes,
+// or a protobuf message was left to proto.Unmarshal); a caller that keeps a
+// few of them for long should clone them.
 // The result owns its memory; DecodePooled borrows it instead.
 //
 // Errors are one line and name the offending part, for example
@@ -113,10 +114,10 @@ func (d *Decoded) Release() {
 }
 
 // DecodePooled is Decode into pooled memory: it returns the same families,
-// but text bodies are parsed without copying the body and into dto objects
-// that the previous pushes released, which on the 74-sample batch-job
-// payload saves nearly all of Decode's bytes and allocations (see
-// BenchmarkDecodeText). The caller must call Release once it no longer
+// but text and protobuf bodies are parsed without copying the body and into
+// dto objects that the previous pushes released, which on the 74-sample
+// batch-job payload saves nearly all of Decode's bytes and allocations (see
+// BenchmarkDecodePooledText and BenchmarkDecodePooledProtobuf). The caller must call Release once it no longer
 // needs the families, including when its own processing of them failed.
 // On an error nothing is borrowed and the error's text is a copy.
 func DecodePooled(r io.Reader, contentType string, opts DecodeOptions) (*Decoded, error) {
