@@ -44,6 +44,11 @@ var ErrTooLarge = errors.New("body too large")
 // parameter order and spacing, other parameters tolerated. Anything else,
 // including an empty or unparsable value, selects the text format 0.0.4.
 func IsProtobuf(contentType string) bool {
+	if contentType == string(expfmt.FmtProtoDelim) {
+		// What client_golang and most other clients send: parsing it cost
+		// 3 of the 7 allocations of a pooled protobuf decode.
+		return true
+	}
 	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(contentType)), expfmt.ProtoType) {
 		return false // Fast path: no map allocation for text pushes.
 	}

@@ -27,6 +27,9 @@ type protoDecoder struct {
 	// fallbacks counts the messages of the last body that went to
 	// proto.Unmarshal; tests use it to prove the fast path is taken.
 	fallbacks int
+	// releaseFunc is d.release, made once so that a push does not
+	// allocate the closure.
+	releaseFunc func()
 }
 
 // protoDecoders holds protobuf decoders between pushes.
@@ -96,10 +99,16 @@ func decodeProtobuf(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, err
 		d.put()
 		return &Decoded{Families: families}, nil
 	}
-	return &Decoded{Families: families, release: func() {
-		d.rewind()
-		d.put()
-	}}, nil
+	if d.releaseFunc == nil {
+		d.releaseFunc = d.release
+	}
+	return &Decoded{Families: families, release: d.releaseFunc}, nil
+}
+
+// release is Decoded.Release for a pooled decode: the memory goes back.
+func (d *protoDecoder) release() {
+	d.rewind()
+	d.put()
 }
 
 // decode parses the frames of body and returns the kept families sorted by
