@@ -22,6 +22,7 @@ targets=(
   "./exposition/ FuzzDecodeText"
   "./exposition/ FuzzTextParserMatchesExpfmt"
   "./exposition/ FuzzDecodeProtobuf"
+  "./exposition/ FuzzProtoReaderMatchesUnmarshal"
   "./exposition/ FuzzRenderText"
   "./exposition/ FuzzProtoEncodeFast"
   "./web/ FuzzPushScrape"
