@@ -6,14 +6,15 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // appendMetricFast appends the wire encoding of metric m as field 4 of a
 // MetricFamily (tag, length, body), writing the fields a batch job pushes
 // (labels, a gauge, counter, untyped value, summary or classic histogram,
-// a timestamp) directly with protowire. It returns false, with dst
-// unchanged, for anything else: exemplars, created timestamps, native
-// histogram fields, unknown fields. The caller then uses proto.Marshal.
+// created timestamps, a timestamp) directly with protowire. It returns
+// false, with dst unchanged, for anything else: exemplars, native histogram
+// fields, unknown fields. The caller then uses proto.Marshal.
 //
 // The output is byte for byte what proto.Marshal with Deterministic writes
 // (fields in number order, only those present), which FuzzProtoEncodeFast
@@ -39,7 +40,10 @@ func appendMetricFast(dst []byte, m *dto.Metric) ([]byte, bool) {
 		dst = appendValueMessage(dst, 2, g.Value)
 	}
 	if c := m.Counter; c != nil {
-		dst = appendValueMessage(dst, 3, c.Value)
+		dst = protowire.AppendTag(dst, 3, protowire.BytesType)
+		dst = protowire.AppendVarint(dst, uint64(optDoubleSize(c.Value)+createdSize(c.CreatedTimestamp)))
+		dst = appendOptDouble(dst, 1, c.Value)
+		dst = appendCreated(dst, 3, c.CreatedTimestamp)
 	}
 	if s := m.Summary; s != nil {
 		dst = protowire.AppendTag(dst, 4, protowire.BytesType)
@@ -52,6 +56,7 @@ func appendMetricFast(dst []byte, m *dto.Metric) ([]byte, bool) {
 			dst = appendOptDouble(dst, 1, q.Quantile)
 			dst = appendOptDouble(dst, 2, q.Value)
 		}
+		dst = appendCreated(dst, 4, s.CreatedTimestamp)
 	}
 	if u := m.Untyped; u != nil {
 		dst = appendValueMessage(dst, 5, u.Value)
@@ -73,6 +78,7 @@ func appendMetricFast(dst []byte, m *dto.Metric) ([]byte, bool) {
 			dst = appendOptDouble(dst, 4, b.CumulativeCountFloat)
 		}
 		dst = appendOptDouble(dst, 4, h.SampleCountFloat)
+		dst = appendCreated(dst, 15, h.CreatedTimestamp)
 	}
 	body := len(dst) - lenAt - reserve
 	n := protowire.SizeVarint(uint64(body))
@@ -94,14 +100,14 @@ func plainMetric(m *dto.Metric) bool {
 	if g := m.Gauge; g != nil && hasUnknown(g) {
 		return false
 	}
-	if c := m.Counter; c != nil && (c.Exemplar != nil || c.CreatedTimestamp != nil || hasUnknown(c)) {
+	if c := m.Counter; c != nil && (c.Exemplar != nil || !plainCreated(c.CreatedTimestamp) || hasUnknown(c)) {
 		return false
 	}
 	if u := m.Untyped; u != nil && hasUnknown(u) {
 		return false
 	}
 	if s := m.Summary; s != nil {
-		if s.CreatedTimestamp != nil || hasUnknown(s) {
+		if !plainCreated(s.CreatedTimestamp) || hasUnknown(s) {
 			return false
 		}
 		for _, q := range s.Quantile {
@@ -111,7 +117,7 @@ func plainMetric(m *dto.Metric) bool {
 		}
 	}
 	if h := m.Histogram; h != nil {
-		if h.CreatedTimestamp != nil || h.Schema != nil || h.ZeroThreshold != nil || h.ZeroCount != nil ||
+		if !plainCreated(h.CreatedTimestamp) || h.Schema != nil || h.ZeroThreshold != nil || h.ZeroCount != nil ||
 			h.ZeroCountFloat != nil || len(h.NegativeSpan) > 0 || len(h.NegativeDelta) > 0 || len(h.NegativeCount) > 0 ||
 			len(h.PositiveSpan) > 0 || len(h.PositiveDelta) > 0 || len(h.PositiveCount) > 0 || len(h.Exemplars) > 0 ||
 			hasUnknown(h) {
@@ -124,6 +130,52 @@ func plainMetric(m *dto.Metric) bool {
 		}
 	}
 	return true
+}
+
+// plainCreated reports whether a created timestamp is absent or holds
+// only its two fields. client_golang sets one on every counter, summary and
+// histogram it pushes.
+func plainCreated(ts *timestamppb.Timestamp) bool {
+	return ts == nil || !hasUnknown(ts)
+}
+
+// appendCreated appends a created timestamp as field num. Timestamp is a
+// proto3 message: a zero field is not written.
+func appendCreated(dst []byte, num protowire.Number, ts *timestamppb.Timestamp) []byte {
+	if ts == nil {
+		return dst
+	}
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(timestampSize(ts)))
+	if ts.Seconds != 0 {
+		dst = protowire.AppendTag(dst, 1, protowire.VarintType)
+		dst = protowire.AppendVarint(dst, uint64(ts.Seconds))
+	}
+	if ts.Nanos != 0 {
+		dst = protowire.AppendTag(dst, 2, protowire.VarintType)
+		dst = protowire.AppendVarint(dst, uint64(int64(ts.Nanos)))
+	}
+	return dst
+}
+
+func timestampSize(ts *timestamppb.Timestamp) int {
+	n := 0
+	if ts.Seconds != 0 {
+		n += 1 + protowire.SizeVarint(uint64(ts.Seconds))
+	}
+	if ts.Nanos != 0 {
+		n += 1 + protowire.SizeVarint(uint64(int64(ts.Nanos)))
+	}
+	return n
+}
+
+// createdSize is the size of a created timestamp written as a field whose
+// number is below 16, or 0 when there is none.
+func createdSize(ts *timestamppb.Timestamp) int {
+	if ts == nil {
+		return 0
+	}
+	return 1 + protowire.SizeBytes(timestampSize(ts))
 }
 
 func hasUnknown(m interface{ ProtoReflect() protoreflect.Message }) bool {
@@ -189,7 +241,7 @@ func labelPairSize(lp *dto.LabelPair) int {
 }
 
 func summarySize(s *dto.Summary) int {
-	n := optUintSize(s.SampleCount) + optDoubleSize(s.SampleSum)
+	n := optUintSize(s.SampleCount) + optDoubleSize(s.SampleSum) + createdSize(s.CreatedTimestamp)
 	for _, q := range s.Quantile {
 		n += 1 + protowire.SizeBytes(optDoubleSize(q.Quantile)+optDoubleSize(q.Value))
 	}
@@ -202,6 +254,10 @@ func bucketSize(b *dto.Bucket) int {
 
 func histogramSize(h *dto.Histogram) int {
 	n := optUintSize(h.SampleCount) + optDoubleSize(h.SampleSum) + optDoubleSize(h.SampleCountFloat)
+	if h.CreatedTimestamp != nil {
+		// Field 15 still has a one-byte tag.
+		n += createdSize(h.CreatedTimestamp)
+	}
 	for _, b := range h.Bucket {
 		n += 1 + protowire.SizeBytes(bucketSize(b))
 	}

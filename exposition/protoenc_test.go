@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -73,21 +74,31 @@ func metricFromBytes(data []byte) *dto.Metric {
 	if kinds&1 != 0 {
 		m.Gauge = &dto.Gauge{Value: float()}
 	}
+	created := func() *timestamppb.Timestamp {
+		switch k := next(); k % 4 {
+		case 0:
+			return nil
+		case 1:
+			return &timestamppb.Timestamp{}
+		default:
+			return &timestamppb.Timestamp{Seconds: int64(k)<<(k%40) - 1<<30, Nanos: int32(k)*7919 - 1000}
+		}
+	}
 	if kinds&2 != 0 {
-		m.Counter = &dto.Counter{Value: float()}
+		m.Counter = &dto.Counter{Value: float(), CreatedTimestamp: created()}
 	}
 	if kinds&4 != 0 {
 		m.Untyped = &dto.Untyped{Value: float()}
 	}
 	if kinds&8 != 0 {
-		s := &dto.Summary{SampleCount: uint(), SampleSum: float()}
+		s := &dto.Summary{SampleCount: uint(), SampleSum: float(), CreatedTimestamp: created()}
 		for range next() % 4 {
 			s.Quantile = append(s.Quantile, &dto.Quantile{Quantile: float(), Value: float()})
 		}
 		m.Summary = s
 	}
 	if kinds&16 != 0 {
-		h := &dto.Histogram{SampleCount: uint(), SampleSum: float()}
+		h := &dto.Histogram{SampleCount: uint(), SampleSum: float(), CreatedTimestamp: created()}
 		if next()%3 == 0 {
 			h.SampleCountFloat = float()
 		}
@@ -159,12 +170,12 @@ func TestProtoEncodeFastMatchesTheBenchPayload(t *testing.T) {
 // does not write makes it decline, so proto.Marshal keeps them.
 func TestProtoEncodeFastLeavesTheRestToProtoMarshal(t *testing.T) {
 	unknown := &dto.Metric{Gauge: &dto.Gauge{Value: proto.Float64(1)}}
+	unknownCreated := &timestamppb.Timestamp{Seconds: 1}
+	unknownCreated.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 7, protowire.VarintType), 1))
 	unknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 5))
 	cases := map[string]*dto.Metric{
 		"counter exemplar":       {Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{Value: proto.Float64(1)}}},
-		"counter created":        {Counter: &dto.Counter{Value: proto.Float64(1), CreatedTimestamp: timestamppb.New(timestamppb.Now().AsTime())}},
-		"summary created":        {Summary: &dto.Summary{CreatedTimestamp: &timestamppb.Timestamp{Seconds: 1}}},
-		"histogram created":      {Histogram: &dto.Histogram{CreatedTimestamp: &timestamppb.Timestamp{Seconds: 1}}},
+		"created with unknown":   {Counter: &dto.Counter{Value: proto.Float64(1), CreatedTimestamp: unknownCreated}},
 		"native schema":          {Histogram: &dto.Histogram{Schema: proto.Int32(3)}},
 		"native zero threshold":  {Histogram: &dto.Histogram{ZeroThreshold: proto.Float64(0)}},
 		"native zero count":      {Histogram: &dto.Histogram{ZeroCount: proto.Uint64(0)}},
@@ -208,5 +219,43 @@ func BenchmarkProtoEncodeMetrics(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestProtoEncodeFastTakesClientGolangMetrics checks what the Go client
+// library pushes, created timestamps included, goes the fast way and comes
+// out as proto.Marshal writes it.
+func TestProtoEncodeFastTakesClientGolangMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jobs_total", Help: "h"}, []string{"kind"})
+	s := prometheus.NewSummary(prometheus.SummaryOpts{Name: "latency_seconds", Help: "h", Objectives: map[float64]float64{0.5: 0.05, 0.99: 0.001}})
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "size_bytes", Help: "h", Buckets: prometheus.ExponentialBuckets(1, 4, 6)})
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "last_success", Help: "h"})
+	reg.MustRegister(c, s, h, g)
+	c.WithLabelValues("a").Add(3)
+	c.WithLabelValues("b").Inc()
+	for i := range 50 {
+		s.Observe(float64(i) / 7)
+		h.Observe(float64(i * i))
+	}
+	g.SetToCurrentTime()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := 0
+	for _, mf := range fams {
+		for _, m := range mf.Metric {
+			if m.GetCounter().GetCreatedTimestamp() != nil || m.GetSummary().GetCreatedTimestamp() != nil || m.GetHistogram().GetCreatedTimestamp() != nil {
+				created++
+			}
+			got, ok := appendMetricFast(nil, m)
+			if want := slowMetricField(t, m); !ok || !bytes.Equal(got, want) {
+				t.Fatalf("%s: fast encoding differs (ok %v):\nfast %x\nslow %x", mf.GetName(), ok, got, want)
+			}
+		}
+	}
+	if created == 0 {
+		t.Fatal("no metric had a created timestamp: the test checks nothing of them")
 	}
 }
