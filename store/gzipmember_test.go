@@ -187,7 +187,8 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 					_, with, without := segmentState(s)
 					sawMixed = sawMixed || with > 0 && without > 0
 					sn := s.Snapshot()
-					sn.gzip = gzipLimits{budget: []int{0, 200, 2000, 1 << 30}[rng.IntN(4)], minRun: []int{0, 0, 100, 1 << 30}[rng.IntN(4)]}
+					sn.gzip = gzipLimits{budget: []int{0, 200, 2000, 1 << 30}[rng.IntN(4)], calmBudget: []int{0, 2000, 1 << 30}[rng.IntN(3)],
+						minRun: []int{0, 0, 100, 1 << 30}[rng.IntN(4)]}
 					var plain, z bytes.Buffer
 					if _, err := sn.WriteTo(&plain, f, own); err != nil {
 						t.Fatal(err)
@@ -388,7 +389,7 @@ func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
 			t.Fatalf("segments did not converge after 40 scrapes")
 		}
 		sn := s.Snapshot()
-		sn.gzip = gzipLimits{budget: budget, minRun: 0}
+		sn.gzip = gzipLimits{budget: budget, calmBudget: budget, minRun: 0}
 		var plain, z bytes.Buffer
 		if _, err := sn.WriteTo(&plain, f, own); err != nil {
 			t.Fatal(err)
@@ -416,6 +417,66 @@ func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// TestCalmGzipScrapesFillTheCacheAtOnce checks that the segment budget
+// follows the churn: after a scrape that found everything new (a fill) the
+// next builds only the churning budget's worth; after one that found
+// nothing new, the calm budget applies and the cache fills in one scrape;
+// and a wave of pushes brings the small budget back.
+func TestCalmGzipScrapesFillTheCacheAtOnce(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	push := func(i, seq int) {
+		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 40 {
+		push(i, 0)
+	}
+	own := ownFamilies()
+	f := exposition.NewFormat(exposition.EncodingText)
+	const budget = 8 << 10
+	prev := 0
+	scrape := func() (built, without int) {
+		t.Helper()
+		sn := s.Snapshot()
+		sn.gzip = gzipLimits{budget: budget, calmBudget: 1 << 30, minRun: 0}
+		var plain, z bytes.Buffer
+		if _, err := sn.WriteTo(&plain, f, own); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sn.WriteGzipTo(&z, f, own); err != nil {
+			t.Fatal(err)
+		}
+		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
+			t.Fatal("gzip scrape differs from the plain scrape")
+		}
+		text, _, without := segmentState(s)
+		built, prev = text-prev, text
+		return built, without
+	}
+	if built, _ := scrape(); built != 0 {
+		t.Fatalf("first scrape built %d bytes of segments, want 0", built)
+	}
+	if built, without := scrape(); built > budget || without == 0 {
+		t.Fatalf("second scrape (after a fill) built %d bytes with %d families left; want at most %d and some left", built, without, budget)
+	}
+	if _, without := scrape(); without != 0 {
+		t.Fatalf("third scrape (calm) left %d families without a segment", without)
+	}
+	// Every group changes: the next scrape finds all its text new, so the
+	// one after it is back on the small budget.
+	for i := range 40 {
+		push(i, 1)
+	}
+	prev = 0
+	scrape()
+	if built, without := scrape(); built > budget || without == 0 {
+		t.Fatalf("scrape after a wave of pushes built %d bytes with %d families left; want at most %d and some left", built, without, budget)
 	}
 }
 

@@ -25,6 +25,10 @@ type renderState struct {
 	// text bodies' size in every push was 18 KB and 27 allocations of a
 	// 31 KB push (BenchmarkPush text).
 	scratches sync.Pool
+	// gzipCalm is set when the last gzip scrape found under calmShare of
+	// its text new (changed since the gzip scrape before): the next one
+	// may then build segments up to calmBudget (see segmentBudget).
+	gzipCalm atomic.Bool
 }
 
 // maxScratch is the largest buffer a pooled scratch keeps, so that one huge

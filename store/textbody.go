@@ -67,6 +67,9 @@ type renderScratch struct {
 	// budget is the text bytes this scrape may still compress into new
 	// segments.
 	budget int
+	// allText and newText count the text bytes a gzip scrape wrote, and
+	// those of bodies no earlier gzip scrape had seen.
+	allText, newText int64
 }
 
 // textBody returns the family's cached body for enc, rendering and caching
