@@ -162,6 +162,17 @@ func bytesField(b []byte) (v, rest []byte, ok bool) {
 	return v, b[n:], true
 }
 
+// messageField reads a length-delimited field value at the start of b and
+// parses it as a message with read.
+func messageField[T any](b []byte, read func([]byte) (T, bool)) (t T, rest []byte, ok bool) {
+	v, rest, ok := bytesField(b)
+	if !ok {
+		return t, nil, false
+	}
+	t, ok = read(v)
+	return t, rest, ok
+}
+
 // varintField reads a varint field value at the start of b.
 func varintField(b []byte) (v uint64, rest []byte, ok bool) {
 	v, n := protowire.ConsumeVarint(b)
@@ -218,11 +229,8 @@ func (r *protoReader) family(msg []byte) (pf *protoFamily, ok bool) {
 			f.typ = dto.MetricType(t)
 			f.mf.Type = &f.typ
 		case num == 4 && typ == protowire.BytesType:
-			if v, msg, ok = bytesField(msg); !ok {
-				return nil, false
-			}
 			var m *dto.Metric
-			if m, ok = r.metric(v); !ok {
+			if m, msg, ok = messageField(msg, r.metric); !ok {
 				return nil, false
 			}
 			metrics = append(metrics, m)
@@ -370,11 +378,7 @@ func (r *protoReader) counter(msg []byte) (*dto.Counter, bool) {
 			}
 			b.c.Value = &b.v
 		case num == 3 && typ == protowire.BytesType && b.c.CreatedTimestamp == nil:
-			var v []byte
-			if v, msg, ok = bytesField(msg); !ok {
-				return nil, false
-			}
-			if b.c.CreatedTimestamp, ok = r.timestamp(v); !ok {
+			if b.c.CreatedTimestamp, msg, ok = messageField(msg, r.timestamp); !ok {
 				return nil, false
 			}
 		default:
@@ -445,21 +449,13 @@ func (r *protoReader) summary(msg []byte) (*dto.Summary, bool) {
 			}
 			s.SampleSum = &b.sum
 		case num == 3 && typ == protowire.BytesType:
-			var v []byte
-			if v, msg, ok = bytesField(msg); !ok {
-				return nil, false
-			}
 			var q *dto.Quantile
-			if q, ok = r.quantile(v); !ok {
+			if q, msg, ok = messageField(msg, r.quantile); !ok {
 				return nil, false
 			}
 			quantiles = append(quantiles, q)
 		case num == 4 && typ == protowire.BytesType && s.CreatedTimestamp == nil:
-			var v []byte
-			if v, msg, ok = bytesField(msg); !ok {
-				return nil, false
-			}
-			if s.CreatedTimestamp, ok = r.timestamp(v); !ok {
+			if s.CreatedTimestamp, msg, ok = messageField(msg, r.timestamp); !ok {
 				return nil, false
 			}
 		default:
@@ -521,12 +517,8 @@ func (r *protoReader) histogram(msg []byte) (*dto.Histogram, bool) {
 			}
 			h.SampleSum = &b.sum
 		case num == 3 && typ == protowire.BytesType:
-			var v []byte
-			if v, msg, ok = bytesField(msg); !ok {
-				return nil, false
-			}
 			var bk *dto.Bucket
-			if bk, ok = r.bucket(v); !ok {
+			if bk, msg, ok = messageField(msg, r.bucket); !ok {
 				return nil, false
 			}
 			buckets = append(buckets, bk)
@@ -536,11 +528,7 @@ func (r *protoReader) histogram(msg []byte) (*dto.Histogram, bool) {
 			}
 			h.SampleCountFloat = &b.countFloat
 		case num == 15 && typ == protowire.BytesType && h.CreatedTimestamp == nil:
-			var v []byte
-			if v, msg, ok = bytesField(msg); !ok {
-				return nil, false
-			}
-			if h.CreatedTimestamp, ok = r.timestamp(v); !ok {
+			if h.CreatedTimestamp, msg, ok = messageField(msg, r.timestamp); !ok {
 				return nil, false
 			}
 		default:
