@@ -366,6 +366,38 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	}
 }
 
+// pushBench PUTs the bench payload with sequence number seq to groups
+// i0 … i<n-1>.
+func pushBench(t *testing.T, s *Store, n, seq int) {
+	t.Helper()
+	for i := range n {
+		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkedGzipScrape takes a text scrape and a gzip scrape of one snapshot
+// under limits and fails unless the gzip one decodes to the text one.
+func checkedGzipScrape(t *testing.T, s *Store, limits gzipLimits) {
+	t.Helper()
+	own := ownFamilies()
+	f := exposition.NewFormat(exposition.EncodingText)
+	sn := s.Snapshot()
+	sn.gzip = limits
+	var plain, z bytes.Buffer
+	if _, err := sn.WriteTo(&plain, f, own); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sn.WriteGzipTo(&z, f, own); err != nil {
+		t.Fatal(err)
+	}
+	if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
+		t.Fatalf("gzip scrape differs:\ngot  %.300q\nwant %.300q", got, plain.Bytes())
+	}
+}
+
 // TestGzipScrapesBuildSegmentsWithinTheirBudget fills a store, then takes
 // gzip scrapes with a small segment budget: the first builds no segment
 // (nothing was seen before), each later one at most the budget's worth,
@@ -373,33 +405,14 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 // families.
 func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
 	s := New(Options{})
-	ctx := context.Background()
-	for i := 0; i < 40; i++ {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	own := ownFamilies()
-	f := exposition.NewFormat(exposition.EncodingText)
+	pushBench(t, s, 40, 0)
 	const budget = 20 << 10
 	prev := 0
 	for scrape := 1; ; scrape++ {
 		if scrape > 40 {
 			t.Fatalf("segments did not converge after 40 scrapes")
 		}
-		sn := s.Snapshot()
-		sn.gzip = gzipLimits{budget: budget, calmBudget: budget, minRun: 0}
-		var plain, z bytes.Buffer
-		if _, err := sn.WriteTo(&plain, f, own); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := sn.WriteGzipTo(&z, f, own); err != nil {
-			t.Fatal(err)
-		}
-		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
-			t.Fatalf("scrape %d: gzip scrape differs:\ngot  %.300q\nwant %.300q", scrape, got, plain.Bytes())
-		}
+		checkedGzipScrape(t, s, gzipLimits{budget: budget, calmBudget: budget, minRun: 0})
 		text, with, without := segmentState(s)
 		built := text - prev
 		prev = text
@@ -427,34 +440,12 @@ func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
 // and a wave of pushes brings the small budget back.
 func TestCalmGzipScrapesFillTheCacheAtOnce(t *testing.T) {
 	s := New(Options{})
-	ctx := context.Background()
-	push := func(i, seq int) {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range 40 {
-		push(i, 0)
-	}
-	own := ownFamilies()
-	f := exposition.NewFormat(exposition.EncodingText)
+	pushBench(t, s, 40, 0)
 	const budget = 8 << 10
 	prev := 0
 	scrape := func() (built, without int) {
 		t.Helper()
-		sn := s.Snapshot()
-		sn.gzip = gzipLimits{budget: budget, calmBudget: 1 << 30, minRun: 0}
-		var plain, z bytes.Buffer
-		if _, err := sn.WriteTo(&plain, f, own); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := sn.WriteGzipTo(&z, f, own); err != nil {
-			t.Fatal(err)
-		}
-		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
-			t.Fatal("gzip scrape differs from the plain scrape")
-		}
+		checkedGzipScrape(t, s, gzipLimits{budget: budget, calmBudget: 1 << 30, minRun: 0})
 		text, _, without := segmentState(s)
 		built, prev = text-prev, text
 		return built, without
@@ -470,9 +461,7 @@ func TestCalmGzipScrapesFillTheCacheAtOnce(t *testing.T) {
 	}
 	// Every group changes: the next scrape finds all its text new, so the
 	// one after it is back on the small budget.
-	for i := range 40 {
-		push(i, 1)
-	}
+	pushBench(t, s, 40, 1)
 	prev = 0
 	scrape()
 	if built, without := scrape(); built > budget || without == 0 {
