@@ -186,21 +186,13 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 					// every segment or absorb some.
 					_, with, without := segmentState(s)
 					sawMixed = sawMixed || with > 0 && without > 0
-					sn := s.Snapshot()
-					sn.gzip = gzipLimits{budget: []int{0, 200, 2000, 1 << 30}[rng.IntN(4)], calmBudget: []int{0, 2000, 1 << 30}[rng.IntN(3)],
-						minRun: []int{0, 0, 100, 1 << 30}[rng.IntN(4)]}
-					var plain, z bytes.Buffer
-					if _, err := sn.WriteTo(&plain, f, own); err != nil {
-						t.Fatal(err)
-					}
-					if _, err := sn.WriteGzipTo(&z, f, own); err != nil {
-						t.Fatal(err)
-					}
-					if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
-						t.Fatalf("step %d %s: gzip scrape differs:\ngot  %.400q\nwant %.400q", step, f, got, plain.Bytes())
-					}
-					sawUTF8 = sawUTF8 || bytes.Contains(plain.Bytes(), []byte("f.utf8"))
-					sawCached = sawCached || bytes.Contains(plain.Bytes(), []byte("a_total{"))
+					plain := checkedGzipScrape(t, s, f, own, gzipLimits{
+						budget:     []int{0, 200, 2000, 1 << 30}[rng.IntN(4)],
+						calmBudget: []int{0, 2000, 1 << 30}[rng.IntN(3)],
+						minRun:     []int{0, 0, 100, 1 << 30}[rng.IntN(4)],
+					})
+					sawUTF8 = sawUTF8 || bytes.Contains(plain, []byte("f.utf8"))
+					sawCached = sawCached || bytes.Contains(plain, []byte("a_total{"))
 				}
 			}
 			if !sawUTF8 || !sawCached || !sawMixed {
@@ -378,12 +370,11 @@ func pushBench(t *testing.T, s *Store, n, seq int) {
 	}
 }
 
-// checkedGzipScrape takes a text scrape and a gzip scrape of one snapshot
-// under limits and fails unless the gzip one decodes to the text one.
-func checkedGzipScrape(t *testing.T, s *Store, limits gzipLimits) {
+// checkedGzipScrape takes a plain scrape and a gzip scrape in f of one
+// snapshot under limits, fails unless the gzip one decodes to the plain one,
+// and returns the plain one.
+func checkedGzipScrape(t *testing.T, s *Store, f exposition.Format, own []*dto.MetricFamily, limits gzipLimits) []byte {
 	t.Helper()
-	own := ownFamilies()
-	f := exposition.NewFormat(exposition.EncodingText)
 	sn := s.Snapshot()
 	sn.gzip = limits
 	var plain, z bytes.Buffer
@@ -394,8 +385,9 @@ func checkedGzipScrape(t *testing.T, s *Store, limits gzipLimits) {
 		t.Fatal(err)
 	}
 	if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
-		t.Fatalf("gzip scrape differs:\ngot  %.300q\nwant %.300q", got, plain.Bytes())
+		t.Fatalf("%s gzip scrape differs:\ngot  %.400q\nwant %.400q", f, got, plain.Bytes())
 	}
+	return plain.Bytes()
 }
 
 // TestGzipScrapesBuildSegmentsWithinTheirBudget fills a store, then takes
@@ -412,7 +404,7 @@ func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
 		if scrape > 40 {
 			t.Fatalf("segments did not converge after 40 scrapes")
 		}
-		checkedGzipScrape(t, s, gzipLimits{budget: budget, calmBudget: budget, minRun: 0})
+		checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), gzipLimits{budget: budget, calmBudget: budget, minRun: 0})
 		text, with, without := segmentState(s)
 		built := text - prev
 		prev = text
@@ -445,7 +437,7 @@ func TestCalmGzipScrapesFillTheCacheAtOnce(t *testing.T) {
 	prev := 0
 	scrape := func() (built, without int) {
 		t.Helper()
-		checkedGzipScrape(t, s, gzipLimits{budget: budget, calmBudget: 1 << 30, minRun: 0})
+		checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), gzipLimits{budget: budget, calmBudget: 1 << 30, minRun: 0})
 		text, _, without := segmentState(s)
 		built, prev = text-prev, text
 		return built, without
