@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,6 +60,11 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 		return nil, err
 	}
 	st.SetJournal(j)
+	// Loading decodes every record and leaves its garbage behind: at
+	// 10,000 groups of the bench payload the process held 233 MiB after
+	// the load, for a 104 MB live heap, and the runtime returns such idle
+	// memory to the system only slowly. Return it now, once.
+	debug.FreeOSMemory()
 	logger.Info("persistence file loaded", "file", path, "groups", st.Stats().Groups, "duration", time.Since(start))
 	p := &persistence{j: j}
 	if err := reg.Register(newJournalCollector(j)); err != nil {
