@@ -158,8 +158,13 @@ func (d *protoDecoder) decode(body []byte, opts DecodeOptions) ([]*dto.MetricFam
 		families = append(families, mf)
 	}
 	d.out = families
+	return lastOfEachName(families, opts.UTF8Names)
+}
 
-	// Sort stably, then keep the last of each run of equal names.
+// lastOfEachName sorts decoded protobuf families stably by name and keeps,
+// in place, the last family of each name, when it has metrics, after
+// checkFamily. The slots it frees are cleared.
+func lastOfEachName(families []*dto.MetricFamily, utf8Names bool) ([]*dto.MetricFamily, error) {
 	sortByName(families)
 	kept := families[:0]
 	for i, mf := range families {
@@ -169,7 +174,7 @@ func (d *protoDecoder) decode(body []byte, opts DecodeOptions) ([]*dto.MetricFam
 		if len(mf.Metric) == 0 {
 			continue
 		}
-		if err := checkFamily(mf, opts.UTF8Names); err != nil {
+		if err := checkFamily(mf, utf8Names); err != nil {
 			return nil, err
 		}
 		kept = append(kept, mf)

@@ -46,21 +46,7 @@ func decodeProtobufReference(body []byte, opts DecodeOptions) ([]*dto.MetricFami
 		b = b[size:]
 		families = append(families, mf)
 	}
-	sortByName(families)
-	var kept []*dto.MetricFamily
-	for i, mf := range families {
-		if i+1 < len(families) && families[i+1].GetName() == mf.GetName() {
-			continue
-		}
-		if len(mf.Metric) == 0 {
-			continue
-		}
-		if err := checkFamily(mf, opts.UTF8Names); err != nil {
-			return nil, err
-		}
-		kept = append(kept, mf)
-	}
-	return kept, nil
+	return lastOfEachName(families, opts.UTF8Names)
 }
 
 // frame delimits families into one push body.
