@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unique"
@@ -144,6 +145,12 @@ func (f *Family) Unit() string { return f.unit.Value() }
 
 // SeriesCount returns the number of metrics (series) in the family.
 func (f *Family) SeriesCount() int { return len(f.series) }
+
+// hasSeries reports whether f has type typ and exactly the given series
+// hashes in that order, so that a family with them has f's index entries.
+func (f *Family) hasSeries(typ dto.MetricType, series []uint64) bool {
+	return f.typ == typ && slices.Equal(f.series, series)
+}
 
 // Decode returns the family as a new dto object.
 func (f *Family) Decode() (*dto.MetricFamily, error) {

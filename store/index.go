@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -175,7 +174,7 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 			// every one of them to it: re-pushing the same labels needs no
 			// lookup (they were 7% of a push's CPU).
 			of := old[name]
-			if of == nil || of.typ != typ || !slices.Equal(of.series, pf.series) {
+			if of == nil || !of.hasSeries(typ, pf.series) {
 				for i, h := range pf.series {
 					if o, ok := e.series[h]; ok && o != self {
 						return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), owner(ix.gids[o]))

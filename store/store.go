@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -350,7 +349,7 @@ func (s *Store) install(gid string, old, next *Group) {
 			if next != nil {
 				nf = next.families[name]
 			}
-			if nf == f || (nf != nil && sameSeries(f, nf)) {
+			if nf == f || (nf != nil && f.hasSeries(nf.typ, nf.series)) {
 				continue
 			}
 			s.series -= f.SeriesCount()
@@ -372,19 +371,13 @@ func (s *Store) install(gid string, old, next *Group) {
 		if of == f {
 			continue
 		}
-		if of == nil || !sameSeries(of, f) {
+		if of == nil || !of.hasSeries(f.typ, f.series) {
 			s.series += f.SeriesCount()
 			s.index.add(gid, f)
 		}
 		s.entries.ReplaceOrInsert(entry{name: name, gid: gid, fam: f})
 	}
 	s.groups[gid] = next
-}
-
-// sameSeries reports whether a and b have the same type and the same series
-// in the same order, so that their index entries are the same.
-func sameSeries(a, b *Family) bool {
-	return a.typ == b.typ && slices.Equal(a.series, b.series)
 }
 
 // ownerName names group gid for error messages. s.mu must be held.
