@@ -29,6 +29,8 @@ type renderState struct {
 	// its text new (changed since the gzip scrape before): the next one
 	// may then build segments up to calmBudget (see segmentBudget).
 	gzipCalm atomic.Bool
+	// buffers holds the output buffers of scrapes (see scrapeOut).
+	buffers *bufferPool
 }
 
 // maxScratch is the largest buffer a pooled scratch keeps, so that one huge

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"sort"
@@ -49,13 +48,12 @@ func (s *Store) Snapshot() *Snapshot {
 // that has one, so the same store always scrapes the same way.
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
 	sn.store.render.scraped(f.Encoding())
-	bw := bufio.NewWriterSize(w, 64<<10)
-	cw := &countingWriter{w: bw}
-	err := sn.write(&familyWriter{w: cw, f: f, rs: &sn.store.render}, own)
-	if err == nil {
-		err = bw.Flush()
+	out := newScrapeOut(w, sn.store.render.buffers)
+	err := sn.write(&familyWriter{w: out, out: out, f: f, rs: &sn.store.render}, own)
+	if cerr := out.close(); err == nil {
+		err = cerr
 	}
-	return cw.n, err
+	return out.n, err
 }
 
 // WriteGzipTo writes what WriteTo writes as one gzip member, and returns the
@@ -78,11 +76,20 @@ func (sn *Snapshot) WriteGzipTo(w io.Writer, f exposition.Format, own []*dto.Met
 	}
 	rs := &sn.store.render
 	rs.scraped(f.Encoding())
-	bw := bufio.NewWriterSize(w, 64<<10)
-	cw := &countingWriter{w: bw}
-	gz, err := newGzipMember(cw, rs, sn.gzip.minRun)
+	out := newScrapeOut(w, rs.buffers)
+	n, err := sn.writeGzip(out, f, own)
+	if cerr := out.close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// writeGzip writes the gzip member of WriteGzipTo to out.
+func (sn *Snapshot) writeGzip(out *scrapeOut, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
+	rs := &sn.store.render
+	gz, err := newGzipMember(out, rs, sn.gzip.minRun)
 	if err != nil {
-		return cw.n, err
+		return out.n, err
 	}
 	defer gz.release()
 	fw := &familyWriter{w: gz, gz: gz, f: f, rs: rs}
@@ -98,10 +105,7 @@ func (sn *Snapshot) WriteGzipTo(w io.Writer, f exposition.Format, own []*dto.Met
 	if err == nil {
 		rs.gzipCalm.Store(fw.sc.newText <= int64(float64(fw.sc.allText)*calmShare))
 	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	return cw.n, err
+	return out.n, err
 }
 
 // segmentBudget is the text bytes one gzip scrape may compress into new
@@ -181,6 +185,9 @@ func (sn *Snapshot) write(fw *familyWriter, own []*dto.MetricFamily) error {
 // familyWriter writes merged families in one format.
 type familyWriter struct {
 	w io.Writer
+	// out is w when the scrape is not compressed: cached text bodies are
+	// then decoded straight into its buffer.
+	out *scrapeOut
 	// gz is w when the scrape is gzip-compressed: cached families are then
 	// written as their deflate segments.
 	gz    *gzipMember
@@ -189,6 +196,8 @@ type familyWriter struct {
 	buf   []byte
 	parts []part
 	sc    renderScratch
+	// touched keeps touch's loads from being optimised away.
+	touched byte
 }
 
 // part is one family's body in a merged family: bytes rendered for this
@@ -199,6 +208,12 @@ type part struct {
 	fam    *Family
 	text   *textBody
 	packed bool
+	// textPacked and textSize are text's s2 block and length, copied so
+	// that writing the part does not read text again: between gathering a
+	// run and writing it, the textBody has left the CPU cache (a miss per
+	// family was 13% of a 10,000-group text scrape).
+	textPacked []byte
+	textSize   int
 }
 
 // writeOwn writes one of the gateway's own families, which no group shares.
@@ -239,7 +254,10 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 	}
 	enc := fw.f.Encoding()
 	protobuf := enc == exposition.EncodingProtobuf
-	for _, f := range run {
+	for i, f := range run {
+		if i%gatherAhead == 0 {
+			fw.touchFamilies(run[i:min(i+gatherAhead, len(run))])
+		}
 		switch {
 		case f.streamsProtobuf(fw.f):
 			// The frame length comes first: add up the lengths (from the s2
@@ -257,7 +275,7 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 			if err != nil {
 				return err
 			}
-			fw.parts = append(fw.parts, part{fam: f, text: tb})
+			fw.parts = append(fw.parts, part{fam: f, text: tb, textPacked: tb.packed, textSize: tb.size})
 			total += tb.size
 		default:
 			if !protobuf {
@@ -291,12 +309,52 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []*Fami
 		return err
 	}
 	fw.buf = header
-	for _, p := range fw.parts {
-		if err := fw.writePart(p); err != nil {
+	for i := range fw.parts {
+		if i%touchAhead == 0 {
+			fw.touch(fw.parts[min(i+touchAhead, len(fw.parts)):min(i+2*touchAhead, len(fw.parts))])
+		}
+		if err := fw.writePart(fw.parts[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// gatherAhead is how many families touchFamilies reads ahead of gathering.
+const gatherAhead = 64
+
+// touchFamilies reads each family's cached text body header in a tight
+// loop of independent loads, so that the CPU fetches the families and their
+// text bodies in parallel before gathering needs them one by one (two
+// dependent cache misses per family were 18% of a 10,000-group text
+// scrape).
+func (fw *familyWriter) touchFamilies(run []*Family) {
+	var sum byte
+	for _, f := range run {
+		if tb := f.text.Load(); tb != nil {
+			sum += byte(tb.size)
+		}
+	}
+	fw.touched += sum
+}
+
+// touchAhead is how many parts ahead of the one being written touch reads
+// the first byte of their cached body.
+const touchAhead = 8
+
+// touch reads the first byte of each part's cached text body, one
+// independent load per part in a tight loop, so that the CPU fetches the
+// blocks' first cache lines in parallel instead of stalling on each when
+// its decoding starts (the s2 header read was 13% of a 10,000-group text
+// scrape). Go has no prefetch instruction; this is the next best thing.
+func (fw *familyWriter) touch(parts []part) {
+	var sum byte
+	for i := range parts {
+		if b := parts[i].textPacked; len(b) > 0 {
+			sum += b[0]
+		}
+	}
+	fw.touched += sum
 }
 
 // writePart writes one part of a merged family.
@@ -308,10 +366,15 @@ func (fw *familyWriter) writePart(p part) error {
 		if b, err = p.fam.protobufBody(); err != nil {
 			return err
 		}
-	case p.text != nil && p.text.size == 0:
+	case p.text != nil && p.textSize == 0:
 		return nil
 	case p.text != nil && fw.gz != nil:
 		return fw.writeGzipText(p.fam, p.text)
+	case p.text != nil && fw.out != nil:
+		if err := fw.out.writeS2(p.textPacked, p.textSize); err != nil {
+			return fmt.Errorf("decompress cached body of %q: %w", p.fam.Name(), err)
+		}
+		return nil
 	case p.text != nil:
 		var err error
 		if b, err = p.text.decode(p.fam, &fw.sc); err != nil {
@@ -355,16 +418,4 @@ func (fw *familyWriter) writeGzipText(f *Family, tb *textBody) error {
 func (fw *familyWriter) releaseDeflater() {
 	fw.rs.release(fw.sc.deflater)
 	fw.sc.deflater = nil
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

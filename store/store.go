@@ -119,6 +119,7 @@ func New(opts Options) *Store {
 		index:   newIndex(),
 		entries: btree.NewG[entry](32, entryLess),
 	}
+	s.render.buffers = newBufferPool(2 * outBuffers)
 	return s
 }
 

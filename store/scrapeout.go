@@ -1,0 +1,191 @@
+package store
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// scrapeOut is the bottom of a scrape's writer stack. It fills one buffer
+// while a goroutine writes the one filled before to the response, so that
+// decoding the cached bodies on one core overlaps the write syscalls on the
+// other, and cached text bodies are decoded straight into its buffer with no
+// copy between.
+//
+// Measured on a 10,000-group text scrape (78.7 MB): 17% of the scrape's CPU
+// was write syscalls and 7% the memmove from the decode buffer into a bufio
+// buffer. A body that fits in one buffer is written by the caller's
+// goroutine at close, with no goroutine started.
+type scrapeOut struct {
+	w    io.Writer
+	pool *bufferPool
+	buf  []byte
+	n    int64
+	// full carries filled buffers to the writer goroutine, free brings them
+	// back; both are nil until the first buffer fills.
+	full, free chan []byte
+	done       chan struct{}
+	// failed is set once a write of the goroutine failed; err holds it.
+	failed atomic.Bool
+	err    error
+}
+
+// outBufferSize is the size of a scrapeOut buffer, and outBuffers the
+// number a scrape fills in turn: large writes keep the syscall count low
+// (310 per 78.7 MB scrape), and a third buffer lets the decoder run ahead
+// of a write that stalls on a full socket.
+const (
+	outBufferSize = 256 << 10
+	outBuffers    = 3
+)
+
+// newScrapeOut returns a scrapeOut writing to w.
+func newScrapeOut(w io.Writer, pool *bufferPool) *scrapeOut {
+	return &scrapeOut{w: w, pool: pool, buf: pool.get()}
+}
+
+// Write copies p into the buffer, handing full buffers to the writer.
+func (o *scrapeOut) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		if len(o.buf) == cap(o.buf) {
+			if err := o.flush(); err != nil {
+				return written, err
+			}
+		}
+		c := copy(o.buf[len(o.buf):cap(o.buf)], p)
+		o.buf = o.buf[:len(o.buf)+c]
+		p = p[c:]
+		written += c
+	}
+	o.n += int64(written)
+	return written, nil
+}
+
+// writeS2 decodes the s2 block packed, size bytes of text, straight into
+// the buffer.
+func (o *scrapeOut) writeS2(packed []byte, size int) error {
+	if size > cap(o.buf) {
+		b, err := s2.Decode(nil, packed)
+		if err != nil {
+			return err
+		}
+		_, err = o.Write(b)
+		return err
+	}
+	if cap(o.buf)-len(o.buf) < size {
+		if err := o.flush(); err != nil {
+			return err
+		}
+	}
+	start := len(o.buf)
+	b, err := s2.Decode(o.buf[start:start+size], packed)
+	if err != nil {
+		return err
+	}
+	if len(b) != size || (size > 0 && &b[0] != &o.buf[start : start+1][0]) {
+		return fmt.Errorf("cached body decodes to %d bytes, expected %d", len(b), size)
+	}
+	o.buf = o.buf[:start+size]
+	o.n += int64(size)
+	return nil
+}
+
+// flush hands the buffer to the writer goroutine, starting it the first
+// time, and takes a free buffer.
+func (o *scrapeOut) flush() error {
+	if o.failed.Load() {
+		return o.err
+	}
+	if len(o.buf) == 0 {
+		return nil
+	}
+	if o.full == nil {
+		o.full = make(chan []byte, outBuffers)
+		o.free = make(chan []byte, outBuffers)
+		o.done = make(chan struct{})
+		for range outBuffers - 1 {
+			o.free <- o.pool.get()
+		}
+		go o.drain()
+	}
+	o.full <- o.buf
+	o.buf = <-o.free
+	return nil
+}
+
+// drain writes filled buffers to w until full is closed, and stops writing
+// (but keeps returning buffers) after the first error.
+func (o *scrapeOut) drain() {
+	defer close(o.done)
+	for b := range o.full {
+		if !o.failed.Load() {
+			if _, err := o.w.Write(b); err != nil {
+				o.err = err
+				o.failed.Store(true)
+			}
+		}
+		o.free <- b[:0]
+	}
+}
+
+// wait stops the writer goroutine and returns its error.
+func (o *scrapeOut) wait() error {
+	if o.full == nil {
+		return nil
+	}
+	close(o.full)
+	<-o.done
+	for range outBuffers - 1 {
+		o.pool.put(<-o.free)
+	}
+	o.full = nil
+	return o.err
+}
+
+// close writes what is left and returns the buffers to the pool. It must be
+// called once, whatever happened before.
+func (o *scrapeOut) close() error {
+	var err error
+	if o.full == nil {
+		if len(o.buf) > 0 {
+			_, err = o.w.Write(o.buf)
+		}
+	} else {
+		if !o.failed.Load() && len(o.buf) > 0 {
+			o.full <- o.buf
+			o.buf = <-o.free
+		}
+		err = o.wait()
+	}
+	o.pool.put(o.buf)
+	o.buf = nil
+	return err
+}
+
+// bufferPool reuses scrapeOut buffers between scrapes.
+type bufferPool struct{ ch chan []byte }
+
+// newBufferPool returns a pool keeping up to n idle buffers.
+func newBufferPool(n int) *bufferPool { return &bufferPool{ch: make(chan []byte, n)} }
+
+func (p *bufferPool) get() []byte {
+	select {
+	case b := <-p.ch:
+		return b[:0]
+	default:
+		return make([]byte, 0, outBufferSize)
+	}
+}
+
+func (p *bufferPool) put(b []byte) {
+	if cap(b) != outBufferSize {
+		return
+	}
+	select {
+	case p.ch <- b:
+	default:
+	}
+}

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// recordingWriter keeps what is written to it and the size of each write,
+// and fails every write once failAfter bytes have been written (if set).
+type recordingWriter struct {
+	buf       bytes.Buffer
+	writes    []int
+	failAfter int
+}
+
+var errWriteRefused = errors.New("connection reset by test")
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	if w.failAfter > 0 && w.buf.Len()+len(p) > w.failAfter {
+		return 0, errWriteRefused
+	}
+	w.writes = append(w.writes, len(p))
+	return w.buf.Write(p)
+}
+
+func TestScrapeOutWritesCopiesAndS2BlocksInOrder(t *testing.T) {
+	for _, total := range []int{0, 100, outBufferSize - 1, outBufferSize, 10*outBufferSize + 17} {
+		t.Run(fmt.Sprint(total), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(total), 1))
+			var want []byte
+			var w recordingWriter
+			o := newScrapeOut(&w, newBufferPool(2))
+			for len(want) < total {
+				n := min(total-len(want), rng.IntN(3*outBufferSize/2)+1)
+				chunk := make([]byte, n)
+				for i := range chunk {
+					chunk[i] = byte('a' + rng.IntN(4))
+				}
+				want = append(want, chunk...)
+				if rng.IntN(2) == 0 {
+					if _, err := o.Write(chunk); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := o.writeS2(s2.Encode(nil, chunk), len(chunk)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := o.close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(w.buf.Bytes(), want) {
+				t.Fatalf("wrote %d bytes that differ from the %d given", w.buf.Len(), len(want))
+			}
+			if o.n != int64(total) {
+				t.Errorf("counted %d bytes, wrote %d", o.n, total)
+			}
+			if total > outBufferSize && len(w.writes) < 2 {
+				t.Errorf("%d bytes went out in %d writes; want one per filled buffer", total, len(w.writes))
+			}
+			for _, n := range w.writes {
+				if n > outBufferSize {
+					t.Errorf("a write of %d bytes, larger than a buffer", n)
+				}
+			}
+		})
+	}
+}
+
+func TestScrapeOutRefusesAnS2BlockOfAnotherSize(t *testing.T) {
+	o := newScrapeOut(&recordingWriter{}, newBufferPool(1))
+	defer o.close()
+	if err := o.writeS2(s2.Encode(nil, []byte("twelve bytes")), 11); err == nil {
+		t.Fatal("a block of 12 bytes written as 11: want an error")
+	}
+}
+
+func TestScrapeOutStopsAtTheFirstFailedWrite(t *testing.T) {
+	w := &recordingWriter{failAfter: 2*outBufferSize + 5}
+	o := newScrapeOut(w, newBufferPool(2))
+	chunk := bytes.Repeat([]byte("x"), 4096)
+	var err error
+	for i := 0; i < 40*outBufferSize/len(chunk) && err == nil; i++ {
+		_, err = o.Write(chunk)
+	}
+	cerr := o.close()
+	if !errors.Is(err, errWriteRefused) && !errors.Is(cerr, errWriteRefused) {
+		t.Fatalf("writes returned %v and close %v; want the writer's error", err, cerr)
+	}
+	if w.buf.Len() > w.failAfter {
+		t.Errorf("%d bytes written past the failure at %d", w.buf.Len(), w.failAfter)
+	}
+}
+
+// TestLargeTextScrapeMatchesTheProtobufScrape scrapes a store larger than
+// several output buffers as text (cached s2 bodies decoded into the
+// buffers) and as protobuf (stored bytes copied in), and requires the same
+// families from both.
+func TestLargeTextScrapeMatchesTheProtobufScrape(t *testing.T) {
+	s := New(Options{})
+	const groups = 200
+	for g := range groups {
+		mustPush(t, s, key("job", "bench", "instance", fmt.Sprintf("i-%04d", g)), Replace, string(payload.Text(g, 1)), t0.Add(time.Duration(g)*time.Second))
+	}
+	decode := func(f exposition.Format) map[string]*dto.MetricFamily {
+		t.Helper()
+		var buf bytes.Buffer
+		n, err := s.Snapshot().WriteTo(&buf, f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != int64(buf.Len()) {
+			t.Errorf("%s scrape: counted %d bytes, wrote %d", f, n, buf.Len())
+		}
+		if f.Encoding() == exposition.EncodingText && buf.Len() < 3*outBufferSize {
+			t.Fatalf("text scrape of %d bytes fills fewer than three buffers", buf.Len())
+		}
+		out := map[string]*dto.MetricFamily{}
+		dec := expfmt.NewDecoder(&buf, expfmt.Format(f.ContentType()))
+		for {
+			mf := &dto.MetricFamily{}
+			if err := dec.Decode(mf); err != nil {
+				break
+			}
+			out[mf.GetName()] = mf
+		}
+		return out
+	}
+	text := decode(exposition.NewFormat(exposition.EncodingText))
+	pb := decode(exposition.NewFormat(exposition.EncodingProtobuf))
+	if len(text) != payload.FamilyCount()+2 || len(pb) != len(text) {
+		t.Fatalf("text scrape has %d families, protobuf %d; want %d", len(text), len(pb), payload.FamilyCount()+2)
+	}
+	for name, mf := range pb {
+		if got := len(mf.GetMetric()); got < groups {
+			t.Errorf("%s: %d metrics from %d groups", name, got, groups)
+		}
+		if !proto.Equal(mf, text[name]) {
+			t.Errorf("%s differs between the text and the protobuf scrape", name)
+		}
+	}
+}
