@@ -29,6 +29,12 @@ type renderState struct {
 	// its text new (changed since the gzip scrape before): the next one
 	// may then build segments up to calmBudget (see segmentBudget).
 	gzipCalm atomic.Bool
+	// protobufCached is set by protobuf scrapes, which keep the families'
+	// decompressed protobuf bytes, and cleared by the text scrape that drops
+	// them, so that other text scrapes do not visit every family to check.
+	protobufCached atomic.Bool
+	// gathers holds *gatherBuffers for scrapes.
+	gathers sync.Pool
 	// buffers holds the output buffers of scrapes (see scrapeOut).
 	buffers *bufferPool
 }
@@ -82,4 +88,22 @@ func (rs *renderState) release(zw *flate.Writer) {
 		zw.Reset(io.Discard)
 		rs.deflaters.Put(zw)
 	}
+}
+
+// gatherBuffers returns a scrape's gathering slices; give them back with
+// putGatherBuffers.
+func (rs *renderState) gatherBuffers() *gatherBuffers {
+	if g, ok := rs.gathers.Get().(*gatherBuffers); ok {
+		return g
+	}
+	return &gatherBuffers{}
+}
+
+// putGatherBuffers clears the slices, so that they keep no family alive,
+// and keeps them for the next scrape.
+func (rs *renderState) putGatherBuffers(g *gatherBuffers) {
+	clear(g.run[:cap(g.run)])
+	clear(g.parts[:cap(g.parts)])
+	g.run, g.parts = g.run[:0], g.parts[:0]
+	rs.gathers.Put(g)
 }
