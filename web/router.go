@@ -57,6 +57,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if rest, ok := cutPushPath(escaped); ok {
+		reserveStack()
 		h.route(w, r, "push", map[string]http.HandlerFunc{
 			http.MethodPut:    h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) }),
 			http.MethodPost:   h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) }),
