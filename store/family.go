@@ -63,6 +63,9 @@ type Family struct {
 	// 10,000 groups 2.5x slower. A text scrape drops it, so a gateway that
 	// is not scraped by protobuf holds only packed.
 	unpacked atomic.Pointer[[]byte]
+	// slot is the scrape-order slot that showed this family when it was
+	// installed; set and read by install only, under the store's lock.
+	slot *slot
 }
 
 // scratch holds the buffers newFamily encodes into, reused across the

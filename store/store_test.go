@@ -29,7 +29,9 @@ func families(t *testing.T, text string) []*dto.MetricFamily {
 func scrape(t *testing.T, s *Store) (string, map[string]*dto.MetricFamily) {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+	sn := s.Snapshot()
+	defer sn.Release()
+	if _, err := sn.WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
 		t.Fatalf("scrape: %v", err)
 	}
 	parser := expfmt.NewTextParser(model.LegacyValidation)

@@ -39,6 +39,7 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		h.logger.Warn("gathering the gateway's own metrics", "err", err)
 	}
 	snap := h.store.Snapshot()
+	defer snap.Release()
 	w.Header().Set("Content-Type", f.ContentType())
 	w.Header().Add("Vary", "Accept, Accept-Encoding")
 	if r.Method == http.MethodHead {

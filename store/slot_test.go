@@ -1,0 +1,189 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/journal"
+)
+
+// textScrape returns a text scrape of sn and releases it.
+func textScrape(t *testing.T, sn *Snapshot) string {
+	t.Helper()
+	defer sn.Release()
+	var buf bytes.Buffer
+	if _, err := sn.WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// slotOf returns the slot of family name of the group with key k in the
+// store's scrape order, or nil.
+func slotOf(s *Store, k GroupKey, name string) *slot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries.Get(entry{name: name, gid: k.ID()})
+	if !ok {
+		return nil
+	}
+	return e.slot
+}
+
+func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T) {
+	s := New(Options{})
+	k := key("job", "j")
+	mustPush(t, s, k, Replace, "g 1\n", t0)
+	first := slotOf(s, k, "g")
+
+	mustPush(t, s, k, Replace, "g 2\n", t0.Add(time.Second))
+	if got := slotOf(s, k, "g"); got != first {
+		t.Fatal("a same-series push with no snapshot open replaced the slot")
+	}
+
+	open := s.Snapshot()
+	before := textScrape(t, s.Snapshot())
+	mustPush(t, s, k, Replace, "g 3\n", t0.Add(2*time.Second))
+	second := slotOf(s, k, "g")
+	if second == first {
+		t.Fatal("a push while a snapshot is open updated the slot the snapshot reads")
+	}
+	if first.live || first.fam.Name() != "g" {
+		t.Errorf("the replaced slot is still live (%v)", first.live)
+	}
+	if got := textScrape(t, open); got != before {
+		t.Fatalf("an open snapshot saw a later push:\n%s\nwant\n%s", got, before)
+	}
+	_, fams := scrape(t, s)
+	if v, ok := value(t, fams, "g", map[string]string{"job": "j", "instance": ""}); !ok || v != 3 {
+		t.Fatalf("g = %v after the snapshot closed, want 3", v)
+	}
+
+	mustPush(t, s, k, Replace, "g 4\n", t0.Add(3*time.Second))
+	if got := slotOf(s, k, "g"); got != second {
+		t.Error("with every snapshot released, a same-series push replaced the slot")
+	}
+	mustPush(t, s, k, Replace, "g{x=\"new\"} 5\n", t0.Add(4*time.Second))
+	if got := slotOf(s, k, "g"); got == second || second.live {
+		t.Error("a push with other series kept the old slot")
+	}
+}
+
+func TestSnapshotsSeeExactlyTheStateAtTheirStart(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			s := New(Options{})
+			type opened struct {
+				sn   *Snapshot
+				want string
+			}
+			var snaps []opened
+			at := t0
+			for step := range 300 {
+				at = at.Add(time.Second)
+				k := key("job", "j", "instance", fmt.Sprint(rng.IntN(5)))
+				switch op := rng.IntN(10); {
+				case op < 5:
+					// Same series, new values: the in-place path when no
+					// snapshot is open.
+					body := fmt.Sprintf("a %d\n# TYPE b counter\nb_total{x=\"1\"} %d\nc %d\n", step, step, rng.IntN(3))
+					mustPush(t, s, k, Replace, body, at)
+				case op < 6:
+					mustPush(t, s, k, Merge, fmt.Sprintf("c{y=\"%d\"} %d\n", rng.IntN(2), step), at)
+				case op < 7:
+					if err := s.Delete(context.Background(), k); err != nil {
+						t.Fatal(err)
+					}
+				case op < 9 && len(snaps) < 3:
+					sn := s.Snapshot()
+					snaps = append(snaps, opened{sn: sn, want: textScrape(t, s.Snapshot())})
+				case len(snaps) > 0:
+					i := rng.IntN(len(snaps))
+					if got := textScrape(t, snaps[i].sn); got != snaps[i].want {
+						t.Fatalf("step %d: a snapshot changed after it was taken:\n%s\nwant\n%s", step, got, snaps[i].want)
+					}
+					snaps = append(snaps[:i], snaps[i+1:]...)
+				}
+			}
+			for _, o := range snaps {
+				if got := textScrape(t, o.sn); got != o.want {
+					t.Fatalf("a snapshot changed after it was taken:\n%s\nwant\n%s", got, o.want)
+				}
+			}
+			s.mu.Lock()
+			open := s.snapshots
+			s.mu.Unlock()
+			if open != 0 {
+				t.Errorf("%d snapshots counted open after all were released", open)
+			}
+		})
+	}
+}
+
+// refusingJournal refuses every append.
+type refusingJournal struct{}
+
+var errJournalRefused = errors.New("journal refused by test")
+
+func (refusingJournal) Append(...journal.Op) (*journal.Ticket, error) {
+	return nil, errJournalRefused
+}
+
+func (refusingJournal) DurableSeq() uint64 { return 0 }
+
+func TestARefusedChangeLeavesTheScrapeAsItWas(t *testing.T) {
+	for _, withSnapshot := range []bool{false, true} {
+		t.Run(fmt.Sprintf("snapshot open %v", withSnapshot), func(t *testing.T) {
+			s := New(Options{})
+			k := key("job", "j")
+			mustPush(t, s, k, Replace, "g 1\nh 1\n", t0)
+			before := textScrape(t, s.Snapshot())
+			if withSnapshot {
+				sn := s.Snapshot()
+				defer sn.Release()
+			}
+			s.SetJournal(refusingJournal{})
+			var perr *PersistenceError
+			if err := push(t, s, k, Replace, "g 2\nh 2\n", t0.Add(time.Second)); !errors.As(err, &perr) {
+				t.Fatalf("push = %v, want a *PersistenceError", err)
+			}
+			if got := textScrape(t, s.Snapshot()); got != before {
+				t.Fatalf("a refused push changed the scrape:\n%s\nwant\n%s", got, before)
+			}
+			s.SetJournal(nil)
+			mustPush(t, s, k, Replace, "g 3\nh 3\n", t0.Add(2*time.Second))
+			_, fams := scrape(t, s)
+			if v, ok := value(t, fams, "g", map[string]string{"job": "j", "instance": ""}); !ok || v != 3 {
+				t.Fatalf("g = %v after a refused push and an accepted one, want 3", v)
+			}
+		})
+	}
+}
+
+func TestADroppedSnapshotIsReleasedWhenCollected(t *testing.T) {
+	s := New(Options{})
+	mustPush(t, s, key("job", "j"), Replace, "g 1\n", t0)
+	func() { _ = s.Snapshot() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		s.mu.Lock()
+		open := s.snapshots
+		s.mu.Unlock()
+		if open == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a snapshot dropped without Release still counts as open")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
