@@ -70,8 +70,8 @@ func BenchmarkScrape(b *testing.B) {
 	resetCaches := func(seen bool) {
 		for _, g := range s.Groups() {
 			for _, f := range g.Families() {
-				if tb := f.text.Load(); tb != nil {
-					fresh := &textBody{enc: tb.enc, size: tb.size, crc: tb.crc, shift: tb.shift, packed: tb.packed}
+				if tb := textOf(f); tb != nil {
+					fresh := &textBody{enc: tb.enc, size: tb.size, packed: tb.packed}
 					fresh.gzipSeen.Store(seen)
 					f.text.Store(fresh)
 				}
@@ -155,7 +155,7 @@ func BenchmarkTextCache(b *testing.B) {
 	total := 0
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
-			tb := f.text.Load()
+			tb := textOf(f)
 			body, err := s2.Decode(nil, tb.packed)
 			if err != nil {
 				b.Fatal(err)

@@ -131,7 +131,7 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	cached := func(enc exposition.Encoding) int {
 		n := 0
 		for _, f := range s.Group(k).Families() {
-			if r := f.text.Load(); r != nil && r.enc == enc {
+			if r := textOf(f); r != nil && r.enc == enc {
 				n++
 			}
 		}

@@ -267,8 +267,16 @@ func abs(v float64) float64 {
 func cacheBytes(s *Store) (bytes, families int) {
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
+			held := f.pushed.packed != nil
+			bytes += len(f.pushed.packed)
 			if tb := f.text.Load(); tb != nil {
-				bytes += len(tb.packed) + len(tb.deflate)
+				if !sameBlock(tb.packed, f.pushed.packed) {
+					bytes += len(tb.packed)
+				}
+				bytes += len(tb.deflate)
+				held = true
+			}
+			if held {
 				families++
 			}
 		}
@@ -276,12 +284,29 @@ func cacheBytes(s *Store) (bytes, families int) {
 	return bytes, families
 }
 
+// sameBlock reports whether a and b are the same bytes in memory.
+func sameBlock(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// textOf returns the text body a scrape finds for f: its cached textBody,
+// else a view of the body its push rendered; nil if it has neither.
+func textOf(f *Family) *textBody {
+	if tb := f.text.Load(); tb != nil {
+		return tb
+	}
+	if f.pushed.packed == nil {
+		return nil
+	}
+	return &textBody{enc: exposition.Encoding(f.pushed.enc), size: int(f.pushed.size), packed: f.pushed.packed}
+}
+
 // segmentState returns the text bytes of the store's families that have a
 // deflate segment, and the number of families with and without one.
 func segmentState(s *Store) (segmentText, with, without int) {
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
-			tb := f.text.Load()
+			tb := textOf(f)
 			switch {
 			case tb == nil:
 			case tb.deflate != nil:
@@ -345,7 +370,7 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	// segment.
 	push(0, 1)
 	for _, f := range s.Group(NewGroupKey(map[string]string{"job": "bench", "instance": "i0"})).Families() {
-		tb := f.text.Load()
+		tb := textOf(f)
 		if tb == nil {
 			t.Fatalf("family %q of a new push has no text body", f.Name())
 		}

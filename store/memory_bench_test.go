@@ -35,8 +35,11 @@ func BenchmarkStoreHeap(b *testing.B) {
 		for _, g := range s.Groups() {
 			for _, f := range g.Families() {
 				proto += len(f.packed)
+				text += len(f.pushed.packed)
 				if tb := f.text.Load(); tb != nil {
-					text += len(tb.packed)
+					if !sameBlock(tb.packed, f.pushed.packed) {
+						text += len(tb.packed)
+					}
 					deflate += len(tb.deflate)
 				}
 			}

@@ -324,7 +324,7 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 			fw.touchSlots(run[i:min(i+gatherAhead, len(run))])
 		}
 		sl := run[i].slot
-		if !protobuf && fw.gz == nil && !fw.dropProtobuf && sl.text.packed != nil && sl.text.enc == enc {
+		if !protobuf && fw.gz == nil && !fw.dropProtobuf && sl.text.packed != nil && exposition.Encoding(sl.text.enc) == enc {
 			// The common case: the body the push rendered, from the slot.
 			parts = append(parts, part{kind: partText, fam: sl.fam, textPacked: sl.text.packed, textSize: int(sl.text.size)})
 			total += int(sl.text.size)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"math"
 	"sort"
 	"sync"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/google/btree"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -110,33 +108,20 @@ type slot struct {
 
 // newSlot returns a live slot holding f.
 func newSlot(f *Family) *slot {
-	return &slot{fam: f, text: textRefOf(f), live: true}
+	return &slot{fam: f, text: f.pushed, live: true}
 }
 
-// textRef is a plain family's cached text body in one encoding, copied into
-// its slot when the family is installed, so that a text scrape reads the
-// slots and the s2 blocks and nothing else: following each family to its
-// textBody cost another cache miss per family, and two were 18% of a
+// textRef is a plain family's text body in one encoding, as the push
+// rendered it: the s2 block, the body's length and its encoding. The
+// family keeps it, and its slot a copy, so that a text scrape reads the
+// slots and the s2 blocks and nothing else: following each family to a
+// separate textBody cost two cache misses per family, 18% of a
 // 10,000-group text scrape. A scrape in another encoding than the push
-// rendered for finds that packed's encoding differs and asks the family
-// (textBody), as it did before.
-//
-// After a switch of the scraped encoding, a slot keeps the old encoding's
-// block alive until its group is pushed again.
+// rendered for finds enc differs and asks the family (textBody).
 type textRef struct {
 	packed []byte
 	size   int32
-	enc    exposition.Encoding
-}
-
-// textRefOf returns f's cached text body as a textRef; the zero textRef if
-// there is none.
-func textRefOf(f *Family) textRef {
-	tb := f.text.Load()
-	if tb == nil || tb.size > math.MaxInt32 {
-		return textRef{}
-	}
-	return textRef{packed: tb.packed, size: int32(tb.size), enc: tb.enc}
+	enc    int8
 }
 
 func entryLess(a, b entry) bool {
@@ -434,7 +419,7 @@ func (s *Store) install(gid string, old, next *Group) {
 		}
 		if same && s.snapshots == 0 && of.slot != nil && of.slot.live && of.slot.fam == of {
 			sl := of.slot
-			sl.fam, sl.text = f, textRefOf(f)
+			sl.fam, sl.text = f, f.pushed
 			f.slot = sl
 			continue
 		}

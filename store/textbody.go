@@ -12,8 +12,11 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 )
 
-// textBody is the cached text or OpenMetrics body of a plain family. Its
-// body is immutable; adding the deflate segment installs a new one.
+// textBody is the cached text or OpenMetrics body of a plain family, made
+// when a scrape needs more than the body the push rendered (Family.pushed):
+// a body in another encoding, or the gzip state (seen by a gzip scrape, a
+// deflate segment). Its body is immutable; adding the deflate segment
+// installs a new one.
 //
 // The body is kept as an s2 block, not as text: at 10,000 groups of the
 // bench payload the raw bodies were 78.5 MB, the s2 blocks are 22 MB, and s2
@@ -45,16 +48,6 @@ type textBody struct {
 	gzipSeen atomic.Bool
 }
 
-// newTextBody returns the cached form of body in enc, s2-compressing it in
-// the scratch buffer *packed.
-func newTextBody(enc exposition.Encoding, body []byte, packed *[]byte) *textBody {
-	return &textBody{
-		enc:    enc,
-		size:   len(body),
-		packed: packInto(packed, body),
-	}
-}
-
 // renderScratch holds the buffers a scrape renders and decodes into, reused
 // across its families.
 type renderScratch struct {
@@ -77,7 +70,19 @@ type renderScratch struct {
 // another encoding than pushes rendered for). Only plain families are
 // cached: the others depend on the scrape's escaping scheme.
 func (f *Family) textBody(enc exposition.Encoding, sc *renderScratch) (*textBody, error) {
-	if tb := f.text.Load(); tb != nil && tb.enc == enc {
+	cur := f.text.Load()
+	if cur != nil && cur.enc == enc {
+		return cur, nil
+	}
+	if p := f.pushed; p.packed != nil && exposition.Encoding(p.enc) == enc {
+		tb := &textBody{enc: enc, size: int(p.size), packed: p.packed}
+		if f.text.CompareAndSwap(cur, tb) {
+			return tb, nil
+		}
+		// Another scrape stored one first: use it if it is of this encoding.
+		if other := f.text.Load(); other != nil && other.enc == enc {
+			return other, nil
+		}
 		return tb, nil
 	}
 	mf, err := f.Decode()
@@ -88,7 +93,7 @@ func (f *Family) textBody(enc exposition.Encoding, sc *renderScratch) (*textBody
 	if err != nil {
 		return nil, fmt.Errorf("render family %q: %w", f.Name(), err)
 	}
-	tb := newTextBody(enc, sc.body, &sc.packed)
+	tb := &textBody{enc: enc, size: len(sc.body), packed: packInto(&sc.packed, sc.body)}
 	f.text.Store(tb)
 	return tb, nil
 }
