@@ -84,14 +84,7 @@ func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc e
 	if name == PushFailureTimeName {
 		help = pushFailureTimeHelp
 	}
-	labels := make([]*dto.LabelPair, 0, len(key.labels)+1)
-	for _, l := range key.labels {
-		labels = append(labels, &dto.LabelPair{Name: proto.String(l.Name), Value: proto.String(l.Value)})
-	}
-	if _, ok := key.Get("instance"); !ok {
-		labels = append(labels, &dto.LabelPair{Name: proto.String("instance"), Value: proto.String("")})
-		sort.Slice(labels, func(i, j int) bool { return labels[i].GetName() < labels[j].GetName() })
-	}
+	labels := groupingPairs(key, true)
 	mf := &dto.MetricFamily{
 		Name:   proto.String(name),
 		Help:   proto.String(help),

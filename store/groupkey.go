@@ -1,7 +1,7 @@
 package store
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,7 +31,7 @@ func NewGroupKey(labels map[string]string) GroupKey {
 	for n, v := range labels {
 		ls = append(ls, Label{Name: n, Value: v})
 	}
-	sort.Slice(ls, func(i, j int) bool { return ls[i].Name < ls[j].Name })
+	slices.SortFunc(ls, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
 	var b strings.Builder
 	for i, l := range ls {
 		if i > 0 {
