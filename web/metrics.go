@@ -127,8 +127,40 @@ func (h *Handler) instrument(name string, fn http.HandlerFunc) http.HandlerFunc 
 	return func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		fn(rec, r)
-		h.metrics.requests.WithLabelValues(strconv.Itoa(rec.code), name, strings.ToLower(r.Method)).Inc()
+		h.metrics.requests.WithLabelValues(codeLabel(rec.code), name, methodLabel(r.Method)).Inc()
 	}
+}
+
+// codeLabel returns code as a label value, without allocating for the
+// codes a push gets.
+func codeLabel(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200"
+	case http.StatusAccepted:
+		return "202"
+	case http.StatusBadRequest:
+		return "400"
+	}
+	return strconv.Itoa(code)
+}
+
+// methodLabel returns the method in lower case, without allocating for the
+// standard ones.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet:
+		return "get"
+	case http.MethodPut:
+		return "put"
+	case http.MethodPost:
+		return "post"
+	case http.MethodDelete:
+		return "delete"
+	case http.MethodHead:
+		return "head"
+	}
+	return strings.ToLower(m)
 }
 
 // statusRecorder remembers the status code written.

@@ -201,3 +201,27 @@ func TestLifecycleEndpoints(t *testing.T) {
 		t.Errorf("push while loading: %d, want 503", w.Code)
 	}
 }
+
+func TestOtherMethodsOnAGroupPathAnswer405WithTheAllowedOnes(t *testing.T) {
+	h, st := newTestHandler(t, Options{})
+	do(t, h, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	want := "DELETE, POST, PUT, OPTIONS"
+	for _, method := range []string{http.MethodGet, http.MethodPatch} {
+		rec := do(t, h, method, "/metrics/job/j", []byte("g 2\n"), nil)
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != want {
+			t.Errorf("%s = %d, Allow %q; want 405, Allow %q", method, rec.Code, rec.Header().Get("Allow"), want)
+		}
+		if !strings.Contains(rec.Body.String(), method) {
+			t.Errorf("%s: the reason %q does not name the method", method, rec.Body.String())
+		}
+	}
+	if rec := do(t, h, http.MethodOptions, "/metrics/job/j", nil, nil); rec.Code != http.StatusOK || rec.Header().Get("Allow") != want {
+		t.Errorf("OPTIONS = %d, Allow %q; want 200, Allow %q", rec.Code, rec.Header().Get("Allow"), want)
+	}
+	if g := st.Group(store.NewGroupKey(map[string]string{"job": "j"})); g == nil || g.PushTime().IsZero() {
+		t.Fatal("the group pushed before is gone")
+	}
+	if got := scrapeText(t, h); !strings.Contains(got, `pushgate_rejected_requests_total{handler="push",reason="method"} 2`) {
+		t.Errorf("the two refused methods are not counted:\n%s", got)
+	}
+}

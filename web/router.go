@@ -58,11 +58,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if rest, ok := cutPushPath(escaped); ok {
 		reserveStack()
-		h.route(w, r, "push", map[string]http.HandlerFunc{
-			http.MethodPut:    h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) }),
-			http.MethodPost:   h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) }),
-			http.MethodDelete: h.requirePush("delete", rest, func(w http.ResponseWriter, r *http.Request) { h.delete(w, r, rest) }),
-		})
+		h.routePush(w, r, rest)
 		return
 	}
 	switch {
@@ -94,6 +90,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// routePush routes a request for a grouping path (rest, still escaped),
+// building only the handler its method needs: building all three, with
+// their permission closures, was 9 of a push's allocations.
+func (h *Handler) routePush(w http.ResponseWriter, r *http.Request, rest string) {
+	var fn http.HandlerFunc
+	switch r.Method {
+	case http.MethodPut:
+		fn = h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) })
+	case http.MethodPost:
+		fn = h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) })
+	case http.MethodDelete:
+		fn = h.requirePush("delete", rest, func(w http.ResponseWriter, r *http.Request) { h.delete(w, r, rest) })
+	default:
+		// Not a push method: route answers 405 (or OPTIONS) with the
+		// methods that are.
+		h.route(w, r, "push", map[string]http.HandlerFunc{http.MethodPut: nil, http.MethodPost: nil, http.MethodDelete: nil})
+		return
+	}
+	h.route(w, r, "push", map[string]http.HandlerFunc{r.Method: fn})
 }
 
 // routeAPI routes /api/v1/*; every API response carries the CORS headers.
