@@ -83,7 +83,7 @@ type familyMeta struct {
 // families of one push: a fresh 4 KB buffer per family (and another for s2's
 // worst case) was 20% of all bytes allocated during a fill.
 type scratch struct {
-	body, packed []byte
+	body, packed, packedText []byte
 }
 
 // newFamily builds a stored family from a sanitized, validated dto family.
@@ -119,8 +119,9 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, enc expositi
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}
-	f.packed = packInto(&sc.packed, sc.body)
+	pb := encodeInto(&sc.packed, sc.body)
 	if !f.plain || enc == exposition.EncodingProtobuf {
+		f.packed = bytes.Clone(pb)
 		return f, nil
 	}
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
@@ -128,19 +129,34 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, enc expositi
 		return nil, fmt.Errorf("render family %q: %w", mf.GetName(), err)
 	}
 	if len(sc.body) > math.MaxInt32 {
+		f.packed = bytes.Clone(pb)
 		return f, nil
 	}
-	f.pushed = textRef{packed: packInto(&sc.packed, sc.body), size: int32(len(sc.body)), enc: int8(enc)}
+	text := encodeInto(&sc.packedText, sc.body)
+	// Both blocks share one allocation: one object less per family for the
+	// collector to track (900,000 at 100,000 groups). Capacities are capped
+	// so that neither can grow into the other.
+	both := make([]byte, len(pb)+len(text))
+	copy(both, pb)
+	copy(both[len(pb):], text)
+	f.packed = both[:len(pb):len(pb)]
+	f.pushed = textRef{packed: both[len(pb):], size: int32(len(sc.body)), enc: int8(enc)}
 	return f, nil
+}
+
+// encodeInto returns the s2 block of b, encoded in the scratch buffer *buf
+// (grown if need be); the result is only valid until the next use of buf.
+func encodeInto(buf *[]byte, b []byte) []byte {
+	if n := s2.MaxEncodedLen(len(b)); cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	return s2.Encode((*buf)[:cap(*buf)], b)
 }
 
 // packInto returns an exact-size copy of the s2 block of b, encoded in the
 // scratch buffer *buf (grown if need be).
 func packInto(buf *[]byte, b []byte) []byte {
-	if n := s2.MaxEncodedLen(len(b)); cap(*buf) < n {
-		*buf = make([]byte, n)
-	}
-	return bytes.Clone(s2.Encode((*buf)[:cap(*buf)], b))
+	return bytes.Clone(encodeInto(buf, b))
 }
 
 // Name returns the metric family name.

@@ -53,7 +53,7 @@ func (rs *renderState) scratch() *scratch {
 
 // putScratch returns push buffers for reuse.
 func (rs *renderState) putScratch(sc *scratch) {
-	if cap(sc.body) > maxScratch || cap(sc.packed) > maxScratch {
+	if cap(sc.body) > maxScratch || cap(sc.packed) > maxScratch || cap(sc.packedText) > maxScratch {
 		return
 	}
 	rs.scratches.Put(sc)
