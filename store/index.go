@@ -135,26 +135,12 @@ func (ix *index) remove(gid string, f *Family) {
 // typeOf returns the type that name has in the store once group gid holds
 // exactly the families in result, and whether the name is present at all.
 func (ix *index) typeOf(name, gid string, old, result map[string]*Family) (dto.MetricType, bool) {
-	if f, ok := result[name]; ok {
-		return f.typ, true
-	}
-	e := ix.names[name]
-	if e == nil {
-		return 0, false
-	}
-	others := e.groups
-	if _, ok := old[name]; ok {
-		others--
-	}
-	if e.builtin || others > 0 {
-		return e.typ, true
-	}
-	return 0, false
+	return typeOfName(ix, name, old, result)
 }
 
-// typeOfBytes is typeOf for a name held in bytes; the map lookups convert
-// it without allocating.
-func (ix *index) typeOfBytes(name []byte, gid string, old, result map[string]*Family) (dto.MetricType, bool) {
+// typeOfName is typeOf for a name held in a string or in bytes: the map
+// lookups convert bytes without allocating.
+func typeOfName[N string | []byte](ix *index, name N, old, result map[string]*Family) (dto.MetricType, bool) {
 	if f, ok := result[string(name)]; ok {
 		return f.typ, true
 	}
@@ -239,7 +225,7 @@ func (ix *index) checkSuffixes(name string, typ dto.MetricType, gid string, old,
 	var buf [128]byte
 	for _, suffix := range suffixes[:n] {
 		withSuffix := append(append(buf[:0], name...), suffix...)
-		if _, ok := ix.typeOfBytes(withSuffix, gid, old, result); ok {
+		if _, ok := typeOfName(ix, withSuffix, old, result); ok {
 			return fmt.Errorf("%s %q collides with metric %q", typeName(typ), name, withSuffix)
 		}
 	}
