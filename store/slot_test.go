@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal"
 )
@@ -37,6 +39,17 @@ func slotOf(s *Store, k GroupKey, name string) *slot {
 	return e.slot
 }
 
+// gValue scrapes s and returns the value of gauge g of job j.
+func gValue(t *testing.T, s *Store) float64 {
+	t.Helper()
+	_, fams := scrape(t, s)
+	v, ok := value(t, fams, "g", map[string]string{"job": "j", "instance": ""})
+	if !ok {
+		t.Fatal("g of job j is not scraped")
+	}
+	return v
+}
+
 func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T) {
 	s := New(Options{})
 	k := key("job", "j")
@@ -44,36 +57,75 @@ func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T
 	first := slotOf(s, k, "g")
 
 	mustPush(t, s, k, Replace, "g 2\n", t0.Add(time.Second))
-	if got := slotOf(s, k, "g"); got != first {
-		t.Fatal("a same-series push with no snapshot open replaced the slot")
+	if got := slotOf(s, k, "g"); got != first || first.fam != s.Group(k).families["g"] {
+		t.Fatal("a same-series push with no snapshot open did not update its slot in place")
 	}
 
+	// A push while a snapshot is open leaves the slot as the snapshot saw
+	// it, and defers the update.
 	open := s.Snapshot()
 	before := textScrape(t, s.Snapshot())
 	mustPush(t, s, k, Replace, "g 3\n", t0.Add(2*time.Second))
-	second := slotOf(s, k, "g")
-	if second == first {
-		t.Fatal("a push while a snapshot is open updated the slot the snapshot reads")
+	if got := slotOf(s, k, "g"); got != first || first.fam == s.Group(k).families["g"] {
+		t.Fatal("a push while a snapshot is open changed the slot the snapshot reads")
 	}
-	if first.live || first.fam.Name() != "g" {
-		t.Errorf("the replaced slot is still live (%v)", first.live)
+	// A snapshot taken now must show it: the update moves into a new slot.
+	if v := gValue(t, s); v != 3 {
+		t.Fatalf("a snapshot taken after the push shows g = %v, want 3", v)
+	}
+	second := slotOf(s, k, "g")
+	if second == first || first.live {
+		t.Fatal("the update did not move into a new slot while the first snapshot was open")
 	}
 	if got := textScrape(t, open); got != before {
 		t.Fatalf("an open snapshot saw a later push:\n%s\nwant\n%s", got, before)
 	}
-	_, fams := scrape(t, s)
-	if v, ok := value(t, fams, "g", map[string]string{"job": "j", "instance": ""}); !ok || v != 3 {
-		t.Fatalf("g = %v after the snapshot closed, want 3", v)
-	}
 
+	// With every snapshot released, pushes update in place again, and an
+	// update deferred while a snapshot was open is applied at its release.
 	mustPush(t, s, k, Replace, "g 4\n", t0.Add(3*time.Second))
-	if got := slotOf(s, k, "g"); got != second {
+	if got := slotOf(s, k, "g"); got != second || gValue(t, s) != 4 {
 		t.Error("with every snapshot released, a same-series push replaced the slot")
 	}
-	mustPush(t, s, k, Replace, "g{x=\"new\"} 5\n", t0.Add(4*time.Second))
+	open = s.Snapshot()
+	mustPush(t, s, k, Replace, "g 5\n", t0.Add(4*time.Second))
+	open.Release()
+	if got := slotOf(s, k, "g"); got != second || got.fam != s.Group(k).families["g"] {
+		t.Error("the update deferred while a snapshot was open was not applied in place at its release")
+	}
+	if v := gValue(t, s); v != 5 {
+		t.Errorf("g = %v after the snapshot was released, want 5", v)
+	}
+
+	mustPush(t, s, k, Replace, "g{x=\"new\"} 6\n", t0.Add(5*time.Second))
 	if got := slotOf(s, k, "g"); got == second || second.live {
 		t.Error("a push with other series kept the old slot")
 	}
+}
+
+// groupMapScrape renders what the store's group map holds, through a fresh
+// store: the scrape a store's slots must give, checked independently of
+// them.
+func groupMapScrape(t *testing.T, s *Store) string {
+	t.Helper()
+	fresh := New(Options{})
+	for _, g := range s.Groups() {
+		var fams []*dto.MetricFamily
+		for _, f := range g.Families() {
+			if f.Name() == PushTimeName || f.Name() == PushFailureTimeName {
+				continue
+			}
+			mf, err := f.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fams = append(fams, mf)
+		}
+		if err := fresh.Push(context.Background(), Push{Key: g.Key(), Method: Replace, Families: fams, Time: g.PushTime()}); err != nil {
+			t.Fatalf("replay group %s: %v", g.Key(), err)
+		}
+	}
+	return textScrape(t, fresh.Snapshot())
 }
 
 func TestSnapshotsSeeExactlyTheStateAtTheirStart(t *testing.T) {
@@ -104,13 +156,22 @@ func TestSnapshotsSeeExactlyTheStateAtTheirStart(t *testing.T) {
 					}
 				case op < 9 && len(snaps) < 3:
 					sn := s.Snapshot()
-					snaps = append(snaps, opened{sn: sn, want: textScrape(t, s.Snapshot())})
+					want := textScrape(t, s.Snapshot())
+					if oracle := groupMapScrape(t, s); want != oracle {
+						t.Fatalf("step %d: the scrape differs from the group map:\n%s\nwant\n%s", step, want, oracle)
+					}
+					snaps = append(snaps, opened{sn: sn, want: want})
 				case len(snaps) > 0:
 					i := rng.IntN(len(snaps))
 					if got := textScrape(t, snaps[i].sn); got != snaps[i].want {
 						t.Fatalf("step %d: a snapshot changed after it was taken:\n%s\nwant\n%s", step, got, snaps[i].want)
 					}
 					snaps = append(snaps[:i], snaps[i+1:]...)
+					if len(snaps) == 0 {
+						if got, oracle := textScrape(t, s.Snapshot()), groupMapScrape(t, s); got != oracle {
+							t.Fatalf("step %d: after the last release the scrape differs from the group map:\n%s\nwant\n%s", step, got, oracle)
+						}
+					}
 				}
 			}
 			for _, o := range snaps {

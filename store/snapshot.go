@@ -44,6 +44,8 @@ type gzipLimits struct {
 func (s *Store) Snapshot() *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Updates deferred for the open snapshots must show in this one.
+	s.applyDeferred()
 	s.snapshots++
 	sn := &Snapshot{store: s, entries: s.entries.Clone(), gzip: gzipLimits{budget: segmentBudget, calmBudget: calmBudget, minRun: minRun}}
 	// A snapshot dropped without Release is released when collected.
@@ -65,6 +67,9 @@ func (sn *Snapshot) Release() {
 func (s *Store) releaseSnapshot() {
 	s.mu.Lock()
 	s.snapshots--
+	if s.snapshots == 0 {
+		s.applyDeferred()
+	}
 	s.mu.Unlock()
 }
 

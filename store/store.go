@@ -76,6 +76,13 @@ type Store struct {
 	// snapshots counts the open snapshots: while there are any, install
 	// leaves slots alone (see slot).
 	snapshots int
+	// deferred holds the same-series updates of slots made while snapshots
+	// were open: the slot keeps showing what the open snapshots saw, and the
+	// update is applied in place when the last one is released, or moved
+	// into a new slot when another snapshot is taken first. Replacing the
+	// B-tree entry at once instead (copying its path, shared with the
+	// snapshots' clones) made pushes beside a scraper cost more.
+	deferred map[*slot]deferredUpdate
 	// series is the number of series of all groups, kept by install so that
 	// the store limits are checked in O(push).
 	series int
@@ -104,6 +111,13 @@ type slot struct {
 	// live is false once the slot left the scrape order: its family was
 	// removed, or replaced through a new slot.
 	live bool
+}
+
+// deferredUpdate is a family waiting to be shown by a slot, and the group
+// it belongs to.
+type deferredUpdate struct {
+	fam *Family
+	gid string
 }
 
 // newSlot returns a live slot holding f.
@@ -395,7 +409,7 @@ func (s *Store) install(gid string, old, next *Group) {
 			s.index.remove(gid, f)
 			if nf == nil {
 				if gone, ok := s.entries.Delete(entry{name: name, gid: gid}); ok {
-					gone.slot.live = false
+					s.retire(gone.slot)
 				}
 			}
 		}
@@ -417,18 +431,69 @@ func (s *Store) install(gid string, old, next *Group) {
 			s.series += f.SeriesCount()
 			s.index.add(gid, f)
 		}
-		if same && s.snapshots == 0 && of.slot != nil && of.slot.live && of.slot.fam == of {
+		if same && of.slot != nil && of.slot.live && s.shownBy(of.slot) == of {
 			sl := of.slot
-			sl.fam, sl.text = f, f.pushed
 			f.slot = sl
+			if s.snapshots == 0 {
+				sl.fam, sl.text = f, f.pushed
+				continue
+			}
+			if s.deferred == nil {
+				s.deferred = make(map[*slot]deferredUpdate)
+			}
+			s.deferred[sl] = deferredUpdate{fam: f, gid: gid}
 			continue
 		}
-		f.slot = newSlot(f)
-		if prev, ok := s.entries.ReplaceOrInsert(entry{name: name, gid: gid, slot: f.slot}); ok {
-			prev.slot.live = false
-		}
+		s.replaceSlot(name, gid, f)
 	}
 	s.groups[gid] = next
+}
+
+// shownBy returns the family sl shows, or will show once its deferred
+// update is applied. s.mu must be held.
+func (s *Store) shownBy(sl *slot) *Family {
+	if d, ok := s.deferred[sl]; ok {
+		return d.fam
+	}
+	return sl.fam
+}
+
+// replaceSlot puts f into a new slot of the scrape order, replacing the
+// entry of its name and group if there is one. s.mu must be held.
+func (s *Store) replaceSlot(name, gid string, f *Family) {
+	f.slot = newSlot(f)
+	if prev, ok := s.entries.ReplaceOrInsert(entry{name: name, gid: gid, slot: f.slot}); ok {
+		s.retire(prev.slot)
+	}
+}
+
+// retire marks a slot that left the scrape order, and forgets its deferred
+// update. s.mu must be held.
+func (s *Store) retire(sl *slot) {
+	sl.live = false
+	delete(s.deferred, sl)
+}
+
+// applyDeferred applies the deferred slot updates: in place when no
+// snapshot is open, else through new slots, so that the open snapshots keep
+// what they saw. s.mu must be held.
+func (s *Store) applyDeferred() {
+	if len(s.deferred) == 0 {
+		return
+	}
+	pending := s.deferred
+	s.deferred = nil
+	for sl, d := range pending {
+		switch {
+		case !sl.live:
+		case s.snapshots == 0:
+			sl.fam, sl.text = d.fam, d.fam.pushed
+		default:
+			s.replaceSlot(d.fam.Name(), d.gid, d.fam)
+		}
+	}
+	clear(pending)
+	s.deferred = pending
 }
 
 // ownerName names group gid for error messages. s.mu must be held.
