@@ -39,8 +39,9 @@ type gzipLimits struct {
 }
 
 // Snapshot returns a view of the store as it is now. Release it when done:
-// while a snapshot is open, pushes replace slots instead of updating them
-// in place, which costs them more.
+// while a snapshot is open, pushes defer their slot updates (see
+// Store.deferred), and a snapshot taken meanwhile has to move them into new
+// slots.
 func (s *Store) Snapshot() *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -101,9 +101,10 @@ type entry struct {
 // updates the family's slot in place instead of replacing the scrape-order
 // entry: descending the B-tree for that was 13% of a push's CPU at 100,000
 // groups (900,000 entries, every string compare a cache miss). While a
-// snapshot is open, the push installs a new slot in a new entry and the
-// snapshot's copy-on-write clone keeps the old one, so a scrape never sees
-// a change made after it started.
+// snapshot is open the update is deferred (Store.deferred), and a snapshot
+// taken before it is applied gets it through a new slot in a new entry,
+// which the open snapshots' copy-on-write clones do not see: a scrape never
+// sees a change made after it started.
 type slot struct {
 	fam *Family
 	// text is fam's text body as its push rendered it.
@@ -391,10 +392,11 @@ func (s *Store) wait(ctx context.Context, ticket *journal.Ticket) error {
 //
 // A family replaced by one of the same name, type and series (a batch job
 // pushing new values for the same labels, the common case) keeps its index
-// entries as they are and, while no snapshot is open, its slot: removing and
-// re-adding 74 series and replacing the B-tree entry was a quarter of the
-// push's time under the lock, and more at 100,000 groups, where every one
-// of those map and tree operations misses the CPU cache.
+// entries as they are and its slot (updated now, or when the open snapshots
+// are released): removing and re-adding 74 series and replacing the B-tree
+// entry was a quarter of the push's time under the lock, and more at
+// 100,000 groups, where every one of those map and tree operations misses
+// the CPU cache.
 func (s *Store) install(gid string, old, next *Group) {
 	if old != nil {
 		for name, f := range old.families {
