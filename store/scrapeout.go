@@ -25,8 +25,9 @@ type scrapeOut struct {
 	n    int64
 	// full carries filled buffers to the writer goroutine, free brings them
 	// back; both are nil until the first buffer fills.
-	full, free chan []byte
-	done       chan struct{}
+	full chan outBuffer
+	free chan []byte
+	done chan struct{}
 	// failed is set once a write of the goroutine failed; err holds it.
 	failed atomic.Bool
 	err    error
@@ -40,6 +41,14 @@ const (
 	outBufferSize = 256 << 10
 	outBuffers    = 3
 )
+
+// outBuffer is a filled buffer on its way to the writer: one of the
+// scrapeOut's own, which goes back to free, or one handed over by
+// writeBuffer, which goes back to the pool.
+type outBuffer struct {
+	b        []byte
+	external bool
+}
 
 // newScrapeOut returns a scrapeOut writing to w.
 func newScrapeOut(w io.Writer, pool *bufferPool) *scrapeOut {
@@ -102,17 +111,36 @@ func (o *scrapeOut) flush() error {
 	if len(o.buf) == 0 {
 		return nil
 	}
-	if o.full == nil {
-		o.full = make(chan []byte, outBuffers)
-		o.free = make(chan []byte, outBuffers)
-		o.done = make(chan struct{})
-		for range outBuffers - 1 {
-			o.free <- o.pool.get()
-		}
-		go o.drain()
-	}
-	o.full <- o.buf
+	o.start()
+	o.full <- outBuffer{b: o.buf}
 	o.buf = <-o.free
+	return nil
+}
+
+// start starts the writer goroutine, once.
+func (o *scrapeOut) start() {
+	if o.full != nil {
+		return
+	}
+	o.full = make(chan outBuffer, outBuffers)
+	o.free = make(chan []byte, outBuffers)
+	o.done = make(chan struct{})
+	for range outBuffers - 1 {
+		o.free <- o.pool.get()
+	}
+	go o.drain()
+}
+
+// writeBuffer writes what is buffered, then b, which must come from the
+// pool; the writer returns it there.
+func (o *scrapeOut) writeBuffer(b []byte) error {
+	if err := o.flush(); err != nil {
+		o.pool.put(b)
+		return err
+	}
+	o.start()
+	o.n += int64(len(b))
+	o.full <- outBuffer{b: b, external: true}
 	return nil
 }
 
@@ -120,14 +148,18 @@ func (o *scrapeOut) flush() error {
 // (but keeps returning buffers) after the first error.
 func (o *scrapeOut) drain() {
 	defer close(o.done)
-	for b := range o.full {
-		if !o.failed.Load() {
-			if _, err := o.w.Write(b); err != nil {
+	for ob := range o.full {
+		if !o.failed.Load() && len(ob.b) > 0 {
+			if _, err := o.w.Write(ob.b); err != nil {
 				o.err = err
 				o.failed.Store(true)
 			}
 		}
-		o.free <- b[:0]
+		if ob.external {
+			o.pool.put(ob.b)
+		} else {
+			o.free <- ob.b[:0]
+		}
 	}
 }
 
@@ -155,7 +187,7 @@ func (o *scrapeOut) close() error {
 		}
 	} else {
 		if !o.failed.Load() && len(o.buf) > 0 {
-			o.full <- o.buf
+			o.full <- outBuffer{b: o.buf}
 			o.buf = <-o.free
 		}
 		err = o.wait()

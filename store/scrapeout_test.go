@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+	"unique"
 
 	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
@@ -150,6 +152,65 @@ func TestLargeTextScrapeMatchesTheProtobufScrape(t *testing.T) {
 		}
 		if !proto.Equal(mf, text[name]) {
 			t.Errorf("%s differs between the text and the protobuf scrape", name)
+		}
+	}
+}
+
+// textParts returns n parts of cached text bodies of random sizes up to
+// max, and the text they decode to.
+func textParts(rng *rand.Rand, n, max int) ([]part, []byte) {
+	fam := &Family{meta: unique.Make(familyMeta{name: "batch_test"})}
+	var parts []part
+	var want []byte
+	for range n {
+		body := bytes.Repeat([]byte{byte('a' + rng.IntN(26))}, rng.IntN(max)+1)
+		want = append(want, body...)
+		parts = append(parts, part{kind: partText, fam: fam, textPacked: s2.Encode(nil, body), textSize: len(body)})
+	}
+	return parts, want
+}
+
+func TestTextBatchesDecodeInOrderAcrossTheHelper(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 50, 400} {
+		rng := rand.New(rand.NewPCG(uint64(n), 3))
+		parts, want := textParts(rng, n, outBufferSize/3)
+		var w recordingWriter
+		out := newScrapeOut(&w, newBufferPool(4))
+		fw := &familyWriter{w: out, out: out}
+		if err := fw.writeTextBatches(parts); err != nil {
+			t.Fatal(err)
+		}
+		if fw.helper != nil {
+			fw.helper.stop()
+		}
+		if err := out.close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w.buf.Bytes(), want) || out.n != int64(len(want)) {
+			t.Fatalf("%d parts: wrote %d bytes (counted %d) that differ from the %d expected", n, w.buf.Len(), out.n, len(want))
+		}
+		if n >= 50 && fw.helper == nil {
+			t.Errorf("%d parts were decoded without the helper", n)
+		}
+	}
+}
+
+func TestABadBlockInEitherBatchStopsTheScrape(t *testing.T) {
+	for _, bad := range []int{0, 1, 5} {
+		rng := rand.New(rand.NewPCG(9, uint64(bad)))
+		// Parts of a third of a buffer: batches of three, so part 0 is in
+		// the helper's batch and part 5 in the scrape's own.
+		parts, _ := textParts(rng, 12, outBufferSize/3-1)
+		parts[bad].textPacked = []byte{0xff, 0xff, 0xff}
+		out := newScrapeOut(&recordingWriter{}, newBufferPool(4))
+		fw := &familyWriter{w: out, out: out}
+		err := fw.writeTextBatches(parts)
+		if fw.helper != nil {
+			fw.helper.stop()
+		}
+		out.close()
+		if err == nil || !strings.Contains(err.Error(), "batch_test") {
+			t.Errorf("a corrupt block at part %d: err = %v, want one naming the family", bad, err)
 		}
 	}
 }

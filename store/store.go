@@ -172,7 +172,7 @@ func New(opts Options) *Store {
 		index:   newIndex(),
 		entries: btree.NewG[entry](32, entryLess),
 	}
-	s.render.buffers = newBufferPool(2 * outBuffers)
+	s.render.buffers = newBufferPool(3 * outBuffers)
 	return s
 }
 
