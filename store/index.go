@@ -132,15 +132,11 @@ func (ix *index) remove(gid string, f *Family) {
 	}
 }
 
-// typeOf returns the type that name has in the store once group gid holds
-// exactly the families in result, and whether the name is present at all.
-func (ix *index) typeOf(name, gid string, old, result map[string]*Family) (dto.MetricType, bool) {
-	return typeOfName(ix, name, old, result)
-}
-
-// typeOfName is typeOf for a name held in a string or in bytes: the map
-// lookups convert bytes without allocating.
-func typeOfName[N string | []byte](ix *index, name N, old, result map[string]*Family) (dto.MetricType, bool) {
+// typeOf returns the type that name, held in a string or in bytes, has in
+// the store once a group holds exactly the families in result instead of
+// those in old, and whether the name is present at all. The map lookups
+// convert bytes without allocating.
+func typeOf[N string | []byte](ix *index, name N, old, result map[string]*Family) (dto.MetricType, bool) {
 	if f, ok := result[string(name)]; ok {
 		return f.typ, true
 	}
@@ -188,7 +184,7 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 				}
 			}
 		}
-		if err := ix.checkSuffixes(name, typ, gid, old, result); err != nil {
+		if err := ix.checkSuffixes(name, typ, old, result); err != nil {
 			return err
 		}
 	}
@@ -198,13 +194,13 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 // checkSuffixes rejects a family whose samples would be confused with those
 // of a summary or histogram: X_count, X_sum (and X_bucket for histograms)
 // against X, in either direction.
-func (ix *index) checkSuffixes(name string, typ dto.MetricType, gid string, old, result map[string]*Family) error {
+func (ix *index) checkSuffixes(name string, typ dto.MetricType, old, result map[string]*Family) error {
 	for _, suffix := range []string{"_count", "_sum", "_bucket"} {
 		base, ok := strings.CutSuffix(name, suffix)
 		if !ok {
 			continue
 		}
-		bt, ok := ix.typeOf(base, gid, old, result)
+		bt, ok := typeOf(ix, base, old, result)
 		if !ok {
 			continue
 		}
@@ -225,7 +221,7 @@ func (ix *index) checkSuffixes(name string, typ dto.MetricType, gid string, old,
 	var buf [128]byte
 	for _, suffix := range suffixes[:n] {
 		withSuffix := append(append(buf[:0], name...), suffix...)
-		if _, ok := typeOfName(ix, withSuffix, old, result); ok {
+		if _, ok := typeOf(ix, withSuffix, old, result); ok {
 			return fmt.Errorf("%s %q collides with metric %q", typeName(typ), name, withSuffix)
 		}
 	}

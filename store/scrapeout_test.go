@@ -37,13 +37,14 @@ func (w *recordingWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-func TestScrapeOutWritesCopiesAndS2BlocksInOrder(t *testing.T) {
+func TestScrapeOutWritesCopiesAndHandedBuffersInOrder(t *testing.T) {
 	for _, total := range []int{0, 100, outBufferSize - 1, outBufferSize, 10*outBufferSize + 17} {
 		t.Run(fmt.Sprint(total), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(total), 1))
 			var want []byte
 			var w recordingWriter
-			o := newScrapeOut(&w, newBufferPool(2))
+			pool := newBufferPool(2)
+			o := newScrapeOut(&w, pool)
 			for len(want) < total {
 				n := min(total-len(want), rng.IntN(3*outBufferSize/2)+1)
 				chunk := make([]byte, n)
@@ -51,13 +52,13 @@ func TestScrapeOutWritesCopiesAndS2BlocksInOrder(t *testing.T) {
 					chunk[i] = byte('a' + rng.IntN(4))
 				}
 				want = append(want, chunk...)
-				if rng.IntN(2) == 0 {
+				if n > outBufferSize || rng.IntN(2) == 0 {
 					if _, err := o.Write(chunk); err != nil {
 						t.Fatal(err)
 					}
 					continue
 				}
-				if err := o.writeS2(s2.Encode(nil, chunk), len(chunk)); err != nil {
+				if err := o.writeBuffer(append(pool.get(), chunk...)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -82,11 +83,35 @@ func TestScrapeOutWritesCopiesAndS2BlocksInOrder(t *testing.T) {
 	}
 }
 
-func TestScrapeOutRefusesAnS2BlockOfAnotherSize(t *testing.T) {
-	o := newScrapeOut(&recordingWriter{}, newBufferPool(1))
-	defer o.close()
-	if err := o.writeS2(s2.Encode(nil, []byte("twelve bytes")), 11); err == nil {
-		t.Fatal("a block of 12 bytes written as 11: want an error")
+func TestABatchRefusesABlockOfAnotherSize(t *testing.T) {
+	fam := &Family{meta: unique.Make(familyMeta{name: "sized"})}
+	parts := []part{{kind: partText, fam: fam, textPacked: s2.Encode(nil, []byte("twelve bytes")), textSize: 11}}
+	if _, _, err := decodeBatch(parts, newBufferPool(1).get()); err == nil || !strings.Contains(err.Error(), "sized") {
+		t.Fatalf("a block of 12 bytes cached as 11: err = %v, want one naming the family", err)
+	}
+}
+
+// TestABodyLargerThanABufferIsScrapedWhole scrapes a family whose text
+// body is larger than one output buffer, which is decoded apart from the
+// batches.
+func TestABodyLargerThanABufferIsScrapedWhole(t *testing.T) {
+	s := New(Options{})
+	var body strings.Builder
+	pad := strings.Repeat("x", 100)
+	const series = 4000
+	for i := range series {
+		fmt.Fprintf(&body, "big{i=\"%d\",pad=\"%s\"} %d\n", i, pad, i)
+	}
+	mustPush(t, s, key("job", "j"), Replace, body.String(), t0)
+	if size := int(s.Group(key("job", "j")).families["big"].pushed.size); size <= outBufferSize {
+		t.Fatalf("the body is %d bytes, not larger than a buffer (%d)", size, outBufferSize)
+	}
+	text, fams := scrape(t, s)
+	if got := len(fams["big"].GetMetric()); got != series {
+		t.Fatalf("scraped %d series of big, want %d", got, series)
+	}
+	if v, ok := value(t, fams, "big", map[string]string{"job": "j", "instance": "", "i": "3999", "pad": pad}); !ok || v != 3999 {
+		t.Fatalf("the last series of big scraped as %v (found %v):\n%.300s", v, ok, text)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 type Snapshot struct {
 	store   *Store
 	entries *btree.BTreeG[entry]
-	builtin map[string]string
 	// gzip bounds the work of gzip scrapes; tests shrink it.
 	gzip     gzipLimits
 	released atomic.Bool
@@ -490,12 +489,9 @@ func (fw *familyWriter) writePart(p part) error {
 		return nil
 	case p.kind == partText && p.text != nil && fw.gz != nil:
 		return fw.writeGzipText(p.fam, p.text)
-	case p.kind == partText && fw.out != nil:
-		if err := fw.out.writeS2(p.textPacked, p.textSize); err != nil {
-			return fmt.Errorf("decompress cached body of %q: %w", p.fam.Name(), err)
-		}
-		return nil
 	case p.kind == partText:
+		// A body larger than an output buffer (writeTextBatches takes the
+		// others): decoded on its own and copied in.
 		b, err := s2.Decode(nil, p.textPacked)
 		if err != nil {
 			return fmt.Errorf("decompress cached body of %q: %w", p.fam.Name(), err)

@@ -480,22 +480,18 @@ func (s *Store) retire(sl *slot) {
 // snapshot is open, else through new slots, so that the open snapshots keep
 // what they saw. s.mu must be held.
 func (s *Store) applyDeferred() {
-	if len(s.deferred) == 0 {
-		return
-	}
-	pending := s.deferred
-	s.deferred = nil
-	for sl, d := range pending {
+	for sl, d := range s.deferred {
 		switch {
 		case !sl.live:
 		case s.snapshots == 0:
 			sl.fam, sl.text = d.fam, d.fam.pushed
 		default:
+			// replaceSlot retires sl, deleting it from the map being
+			// ranged over, which Go allows.
 			s.replaceSlot(d.fam.Name(), d.gid, d.fam)
 		}
 	}
-	clear(pending)
-	s.deferred = pending
+	clear(s.deferred)
 }
 
 // ownerName names group gid for error messages. s.mu must be held.
