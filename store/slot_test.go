@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal"
 )
@@ -103,29 +101,11 @@ func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T
 	}
 }
 
-// groupMapScrape renders what the store's group map holds, through a fresh
-// store: the scrape a store's slots must give, checked independently of
-// them.
+// groupMapScrape is the scrape a store's slots must give, rendered from its
+// group map through a fresh store (uncachedScrape), independently of them.
 func groupMapScrape(t *testing.T, s *Store) string {
 	t.Helper()
-	fresh := New(Options{})
-	for _, g := range s.Groups() {
-		var fams []*dto.MetricFamily
-		for _, f := range g.Families() {
-			if f.Name() == PushTimeName || f.Name() == PushFailureTimeName {
-				continue
-			}
-			mf, err := f.Decode()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fams = append(fams, mf)
-		}
-		if err := fresh.Push(context.Background(), Push{Key: g.Key(), Method: Replace, Families: fams, Time: g.PushTime()}); err != nil {
-			t.Fatalf("replay group %s: %v", g.Key(), err)
-		}
-	}
-	return textScrape(t, fresh.Snapshot())
+	return string(uncachedScrape(t, s, exposition.NewFormat(exposition.EncodingText)))
 }
 
 func TestSnapshotsSeeExactlyTheStateAtTheirStart(t *testing.T) {
