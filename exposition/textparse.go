@@ -49,9 +49,14 @@ type textParser struct {
 
 	families map[string]*textFamily
 	order    []*textFamily
-	labels   []textLabel // labels of the current line
-	out      []*dto.MetricFamily
-	seed     maphash.Seed
+	// lastName, lastFamily and lastRole are the previous sample line's
+	// name and what family returned for it; lastFamily is nil when unset.
+	lastName   string
+	lastFamily *textFamily
+	lastRole   sampleRole
+	labels     []textLabel // labels of the current line
+	out        []*dto.MetricFamily
+	seed       maphash.Seed
 
 	fams       arena[textFamily]
 	metrics    arena[dto.Metric]
@@ -271,6 +276,7 @@ func (p *textParser) forget(utf8Names bool, maxSeries int) {
 	p.body, p.lineText = "", ""
 	p.line, p.linesLeft, p.series = 0, 0, 0
 	clear(p.families)
+	p.lastName, p.lastFamily = "", nil
 	clear(p.order)
 	p.order = p.order[:0]
 	clear(p.labels[:cap(p.labels)])
@@ -313,6 +319,7 @@ func recycleHistogram(h *dto.Histogram) {
 // first appearance. It returns errFallback when the body needs expfmt.
 func (p *textParser) parse(body string) ([]*dto.MetricFamily, error) {
 	p.body = body
+	p.lastFamily = nil
 	p.linesLeft = strings.Count(body, "\n")
 	rest := body
 	for len(rest) > 0 {
@@ -417,6 +424,9 @@ func (p *textParser) parseComment(line string, i int) error {
 	if name == "" || !isBlank(line[j]) {
 		return p.errorf("invalid metric name in comment")
 	}
+	// A HELP or TYPE line may change which family a sample name belongs
+	// to; parseSample looks it up afresh.
+	p.lastFamily = nil
 	f, _ := p.family(name)
 	i = skipBlank(line, j)
 	if i == len(line) {
@@ -551,7 +561,14 @@ func (p *textParser) parseSample(line string, i int) error {
 	if name == "" {
 		return p.errorf("invalid metric name")
 	}
-	f, role := p.family(name)
+	// Consecutive lines of a histogram or summary repeat their name: the
+	// family found for the previous line is reused, which saves the map
+	// lookups family makes (up to three for a _bucket line).
+	f, role := p.lastFamily, p.lastRole
+	if f == nil || name != p.lastName {
+		f, role = p.family(name)
+		p.lastName, p.lastFamily, p.lastRole = name, f, role
+	}
 	if f.mf.Type == nil {
 		f.setType(dto.MetricType_UNTYPED)
 	}
@@ -985,8 +1002,24 @@ func skipBlank(s string, i int) int {
 // parseTextFloat parses a sample value as expfmt does: strconv's syntax
 // without hexadecimal floats and underscores.
 func parseTextFloat(s string) (float64, error) {
-	if strings.ContainsAny(s, "pP_") {
-		return 0, errors.New("unsupported character in float")
+	// Most values are counts: up to 15 decimal digits fit a float64
+	// exactly, so accumulating them gives what ParseFloat gives, at a
+	// fraction of its cost (ParseFloat and the character check were 8.5% of
+	// a text push's CPU, BenchmarkPush).
+	if n := len(s); n > 0 && n <= 15 {
+		var v uint64
+		i := 0
+		for ; i < n && s[i] >= '0' && s[i] <= '9'; i++ {
+			v = v*10 + uint64(s[i]-'0')
+		}
+		if i == n {
+			return float64(v), nil
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == 'p' || c == 'P' || c == '_' {
+			return 0, errors.New("unsupported character in float")
+		}
 	}
 	return strconv.ParseFloat(s, 64)
 }
