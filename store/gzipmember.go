@@ -5,26 +5,23 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-
-	"github.com/klauspost/compress/flate"
 )
 
 // gzipMember writes one gzip member (RFC 1952) assembled from raw DEFLATE
 // segments: the cached, sync-flushed segments of plain families, and runs
 // of bytes streamed for this scrape (HELP/TYPE lines, the gateway's own
 // metrics, families rendered per scrape, families without a segment yet),
-// compressed together by one streaming flate writer that is Reset at the
-// start of each run and sync-flushed at its end. Every segment and run ends
+// compressed in chunks that are sync-flushed (see chunkSize). Every segment and run ends
 // byte-aligned without a final block, so concatenating them is one valid
 // DEFLATE stream; close adds the final block, the CRC-32 of the whole body
 // (combined from the segments' CRCs) and its length.
 type gzipMember struct {
 	w  io.Writer
 	rs *renderState
-	// stream compresses the current run; taken from rs at the first run.
-	// A run cannot continue across a segment: the writer's history would
-	// not hold the segment's bytes its back-references must skip.
-	stream *flate.Writer
+	// chunks compresses the runs (see chunkSize). A run cannot continue
+	// across a segment: the compressor's history would not hold the
+	// segment's bytes its back-references must skip.
+	chunks runChunks
 	// open is true while a run has bytes not yet flushed; runLen counts
 	// them.
 	open   bool
@@ -56,38 +53,21 @@ func newGzipMember(w io.Writer, rs *renderState, minRun int) (*gzipMember, error
 	if _, err := w.Write(gzipHeader[:]); err != nil {
 		return nil, err
 	}
-	return &gzipMember{w: w, rs: rs, minRun: minRun}, nil
+	return &gzipMember{w: w, rs: rs, minRun: minRun, chunks: runChunks{w: w, rs: rs}}, nil
 }
 
 // Write adds bytes rendered for this scrape to the current run.
 func (g *gzipMember) Write(p []byte) (int, error) {
 	if !g.open {
-		if err := g.startRun(); err != nil {
-			return 0, err
-		}
+		g.open, g.runLen = true, 0
 	}
-	if _, err := g.stream.Write(p); err != nil {
+	if err := g.chunks.write(p); err != nil {
 		return 0, fmt.Errorf("compress scrape body: %w", err)
 	}
 	g.crc = crc32.Update(g.crc, crc32.IEEETable, p)
 	g.size += uint64(len(p))
 	g.runLen += len(p)
 	return len(p), nil
-}
-
-// startRun opens a run with a fresh compressor state.
-func (g *gzipMember) startRun() error {
-	if g.stream == nil {
-		zw, err := g.rs.deflater(g.w)
-		if err != nil {
-			return fmt.Errorf("compress scrape body: %w", err)
-		}
-		g.stream = zw
-	} else {
-		g.stream.Reset(g.w)
-	}
-	g.open, g.runLen = true, 0
-	return nil
 }
 
 // absorbs reports whether a family with a cached segment should rather be
@@ -116,7 +96,7 @@ func (g *gzipMember) endRun() error {
 		return nil
 	}
 	g.open = false
-	if err := g.stream.Flush(); err != nil {
+	if err := g.chunks.flush(); err != nil {
 		return fmt.Errorf("compress scrape body: %w", err)
 	}
 	return nil
@@ -136,8 +116,7 @@ func (g *gzipMember) close() error {
 	return err
 }
 
-// release returns the stream compressor to the pool.
+// release stops the chunk compression and returns its compressors.
 func (g *gzipMember) release() {
-	g.rs.release(g.stream)
-	g.stream = nil
+	g.chunks.release()
 }

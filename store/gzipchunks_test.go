@@ -1,0 +1,125 @@
+package store
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// TestGzipScrapeOfManyChunks streams a body of several chunks (the first
+// gzip scrape after a fill), then one where segments cut the runs into
+// pieces of every length, and checks both against the plain scrape.
+func TestGzipScrapeOfManyChunks(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	for i := 0; i < 240; i++ {
+		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := exposition.NewFormat(exposition.EncodingText)
+	var plain bytes.Buffer
+	if _, err := s.Snapshot().WriteTo(&plain, f, ownFamilies()); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Len() < 5*chunkSize {
+		t.Fatalf("body of %d bytes, want at least five chunks", plain.Len())
+	}
+	for _, budget := range []int{0, plain.Len() / 3, 1 << 30} {
+		sn := s.Snapshot()
+		sn.gzip.budget = budget
+		var z bytes.Buffer
+		if _, err := sn.WriteGzipTo(&z, f, ownFamilies()); err != nil {
+			t.Fatal(err)
+		}
+		sn.Release()
+		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
+			t.Fatalf("budget %d: gzip scrape differs from the plain one (%d against %d bytes)", budget, len(got), plain.Len())
+		}
+		// Chunking must not cost compression: within 2% of one stream.
+		if budget == 0 {
+			var one bytes.Buffer
+			zw, _ := flate.NewWriter(&one, flate.BestSpeed)
+			_, _ = zw.Write(plain.Bytes())
+			_ = zw.Close()
+			if limit := one.Len() + one.Len()/50; z.Len() > limit {
+				t.Errorf("streamed member of %d bytes, one flate stream takes %d", z.Len(), one.Len())
+			}
+		}
+	}
+}
+
+// TestRunChunksInOrder writes random pieces through runChunks and checks
+// that the output inflates to exactly the input, in order.
+func TestRunChunksInOrder(t *testing.T) {
+	rs := &renderState{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 5; round++ {
+		var out, in bytes.Buffer
+		c := runChunks{w: &out, rs: rs}
+		for k := 0; k < 40; k++ {
+			p := make([]byte, rng.IntN(3*chunkSize/2))
+			for i := range p {
+				p[i] = byte('a' + rng.IntN(4) + k%8)
+			}
+			in.Write(p)
+			if err := c.write(p); err != nil {
+				t.Fatal(err)
+			}
+			if rng.IntN(4) == 0 {
+				if err := c.flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := c.flush(); err != nil {
+			t.Fatal(err)
+		}
+		c.release()
+		got, err := io.ReadAll(flate.NewReader(io.MultiReader(&out, bytes.NewReader([]byte{0x03, 0x00}))))
+		if err != nil {
+			t.Fatalf("round %d: inflate: %v", round, err)
+		}
+		if !bytes.Equal(got, in.Bytes()) {
+			t.Fatalf("round %d: %d bytes inflated, %d written, or out of order", round, len(got), in.Len())
+		}
+	}
+}
+
+// failAfter fails every write after the first n.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		return 0, errors.New("connection reset")
+	}
+	w.n--
+	return len(p), nil
+}
+
+// TestRunChunksWriteFailure checks that a failed write is returned, and
+// that release then stops the helper without waiting forever.
+func TestRunChunksWriteFailure(t *testing.T) {
+	c := runChunks{w: &failAfter{n: 1}, rs: &renderState{}}
+	p := bytes.Repeat([]byte("metric_a 1\n"), chunkSize/4)
+	var err error
+	for k := 0; k < 8 && err == nil; k++ {
+		err = c.write(p)
+	}
+	if err == nil {
+		err = c.flush()
+	}
+	if err == nil || err.Error() != "connection reset" {
+		t.Fatalf("got %v, want the writer's error", err)
+	}
+	c.release()
+}
