@@ -18,6 +18,10 @@ type nodeCommand struct {
 	Groupings map[string]string  `json:"groupings,omitempty"`
 	Gauges    map[string]float64 `json:"gauges,omitempty"`
 	Counters  map[string]float64 `json:"counters,omitempty"`
+	Auth      string             `json:"auth,omitempty"`
+	Bearer    string             `json:"bearer,omitempty"`
+	CA        string             `json:"ca,omitempty"`
+	Gzip      bool               `json:"gzip,omitempty"`
 }
 
 // requireNodeClient skips (or fails in CI) without node and the prom-client

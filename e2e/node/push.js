@@ -8,7 +8,12 @@
 //   groupings: an object of extra grouping labels (optional)
 //   gauges:    an object of gauge name -> value (optional)
 //   counters:  an object of counter name -> increment (optional)
+//   auth:      "user:password" for basic auth (optional)
+//   bearer:    a bearer token sent in an Authorization header (optional)
+//   ca:        a CA certificate file to trust for https URLs (optional)
+//   gzip:      true to send the body gzip-compressed (optional)
 // It exits 0 on success and 1, printing the error, on failure.
+const fs = require('fs');
 const client = require('prom-client');
 
 async function main() {
@@ -22,7 +27,21 @@ async function main() {
     const c = new client.Counter({ name, help: `Node counter ${name}.`, registers: [registry] });
     c.inc(value);
   }
-  const gateway = new client.Pushgateway(cmd.url, { timeout: 30000 }, registry);
+  // prom-client passes these options on to http.request / https.request.
+  const options = { timeout: 30000, headers: {} };
+  if (cmd.auth) {
+    options.auth = cmd.auth;
+  }
+  if (cmd.bearer) {
+    options.headers.Authorization = `Bearer ${cmd.bearer}`;
+  }
+  if (cmd.ca) {
+    options.ca = fs.readFileSync(cmd.ca);
+  }
+  if (cmd.gzip) {
+    options.headers['Content-Encoding'] = 'gzip';
+  }
+  const gateway = new client.Pushgateway(cmd.url, options, registry);
   const params = { jobName: cmd.job };
   if (cmd.groupings) {
     params.groupings = cmd.groupings;
