@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -125,12 +124,7 @@ func TestPythonAndNodePushOverTLS(t *testing.T) {
 	requirePythonClient(t)
 	requireNodeClient(t)
 	pki := newTestPKI(t)
-	cfg := pki.writeWebConfig(t, fmt.Sprintf(`tls_server_config:
-  cert_file: %q
-  key_file: %q
-basic_auth_users:
-  pusher: %q
-`, pki.serverCertFile, pki.serverKeyFile, bcryptHash(t, "push-pw")))
+	cfg := pki.tlsBasicAuthConfig(t, "pusher", "push-pw")
 	client := pki.httpsClient(false)
 	auth := basicAuthHeader("pusher", "push-pw")
 	g := startTLSGateway(t, client, auth, "--web.config.file="+cfg)

@@ -137,6 +137,18 @@ func (p *testPKI) writeWebConfig(t *testing.T, content string) string {
 	return path
 }
 
+// tlsBasicAuthConfig writes a web config that serves TLS with the test
+// server certificate and basic auth for the given user and password pairs.
+func (p *testPKI) tlsBasicAuthConfig(t *testing.T, userPasswords ...string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "tls_server_config:\n  cert_file: %q\n  key_file: %q\nbasic_auth_users:\n", p.serverCertFile, p.serverKeyFile)
+	for i := 0; i+1 < len(userPasswords); i += 2 {
+		fmt.Fprintf(&b, "  %s: %q\n", userPasswords[i], bcryptHash(t, userPasswords[i+1]))
+	}
+	return p.writeWebConfig(t, b.String())
+}
+
 // startTLSGateway starts the gateway with --web.config.file and waits until
 // it answers ready over HTTPS through client (which must be able to pass
 // the server's client-certificate and basic-auth checks; readyAuth is the
@@ -261,13 +273,7 @@ func TestTLSClientCertificates(t *testing.T) {
 // over TLS with basic auth and finds the pushed series.
 func TestTLSBasicAuthAndPrometheus(t *testing.T) {
 	pki := newTestPKI(t)
-	cfg := pki.writeWebConfig(t, fmt.Sprintf(`tls_server_config:
-  cert_file: %q
-  key_file: %q
-basic_auth_users:
-  pusher: %q
-  prom: %q
-`, pki.serverCertFile, pki.serverKeyFile, bcryptHash(t, "push-pw"), bcryptHash(t, "prom-pw")))
+	cfg := pki.tlsBasicAuthConfig(t, "pusher", "push-pw", "prom", "prom-pw")
 	client := pki.httpsClient(false)
 	g := startTLSGateway(t, client, basicAuthHeader("prom", "prom-pw"), "--web.config.file="+cfg)
 

@@ -3,14 +3,11 @@ package store
 import (
 	"bytes"
 	"compress/flate"
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 )
 
@@ -18,14 +15,7 @@ import (
 // gzip scrape after a fill), then one where segments cut the runs into
 // pieces of every length, and checks both against the plain scrape.
 func TestGzipScrapeOfManyChunks(t *testing.T) {
-	s := New(Options{})
-	ctx := context.Background()
-	for i := 0; i < 240; i++ {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := filledStore(t, 240)
 	f := exposition.NewFormat(exposition.EncodingText)
 	var plain bytes.Buffer
 	if _, err := s.Snapshot().WriteTo(&plain, f, ownFamilies()); err != nil {
