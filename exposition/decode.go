@@ -95,6 +95,11 @@ type Decoded struct {
 	// Families holds the body's metric families sorted by name, as Decode
 	// returns them. The caller may modify them until Release.
 	Families []*dto.MetricFamily
+	// KnownFields reports that no message of Families holds unknown
+	// protobuf fields: true for text bodies, and for protobuf bodies read
+	// without handing a message to proto.Unmarshal. Encoding with
+	// Format.WithKnownFields then skips looking for them.
+	KnownFields bool
 	// release hands the memory back; nil once released, or when nothing
 	// is pooled.
 	release func()
@@ -239,9 +244,9 @@ func decodeText(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, error) 
 		if !pooled {
 			p.Reset(false, 0) // The families keep the arenas.
 			d.put()
-			return &Decoded{Families: families}, nil
+			return &Decoded{Families: families, KnownFields: true}, nil
 		}
-		return &Decoded{Families: families, release: func() {
+		return &Decoded{Families: families, KnownFields: true, release: func() {
 			p.Rewind(false, 0)
 			d.put()
 		}}, nil
@@ -258,7 +263,7 @@ func decodeText(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, error) 
 		if err != nil {
 			return nil, err
 		}
-		return &Decoded{Families: families}, nil
+		return &Decoded{Families: families, KnownFields: true}, nil
 	}
 	d.put()
 	return nil, err

@@ -60,7 +60,7 @@ func AppendBody(dst []byte, mf *dto.MetricFamily, f Format) ([]byte, error) {
 		escaped = model.EscapeMetricFamily(mf, f.scheme)
 	}
 	if f.enc == EncodingProtobuf {
-		return appendMetricFields(dst, escaped)
+		return appendMetricFields(dst, escaped, f.knownFields)
 	}
 	if f.enc == EncodingText {
 		var ok bool
@@ -107,10 +107,10 @@ func skipCommentLines(b []byte) []byte {
 }
 
 // appendMetricFields appends field 4 of MetricFamily for each metric of mf.
-func appendMetricFields(dst []byte, mf *dto.MetricFamily) ([]byte, error) {
+func appendMetricFields(dst []byte, mf *dto.MetricFamily, known bool) ([]byte, error) {
 	for i, m := range mf.Metric {
 		var ok bool
-		if dst, ok = appendMetricFast(dst, m); ok {
+		if dst, ok = appendMetricFast(dst, m, known); ok {
 			continue
 		}
 		size := proto.MarshalOptions{Deterministic: true}.Size(m)

@@ -44,6 +44,17 @@ type Format struct {
 	contentType string
 	enc         Encoding
 	scheme      model.EscapingScheme
+	// knownFields is set by WithKnownFields.
+	knownFields bool
+}
+
+// WithKnownFields returns f for families whose messages hold no unknown
+// protobuf fields (Decoded.KnownFields): protobuf encoding then skips
+// looking for them, which took 5.8% of a text push's CPU (BenchmarkPush).
+// Unknown fields in a family encoded this way are dropped.
+func (f Format) WithKnownFields() Format {
+	f.knownFields = true
+	return f
 }
 
 // Negotiate chooses the scrape response format from the request's Accept

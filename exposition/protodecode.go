@@ -98,13 +98,14 @@ func decodeProtobuf(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, err
 	if !pooled {
 		d.out = nil
 		d.r.detach() // The families keep the arenas.
+		known := d.fallbacks == 0
 		d.put()
-		return &Decoded{Families: families}, nil
+		return &Decoded{Families: families, KnownFields: known}, nil
 	}
 	if d.releaseFunc == nil {
 		d.releaseFunc = d.release
 	}
-	return &Decoded{Families: families, release: d.releaseFunc}, nil
+	return &Decoded{Families: families, KnownFields: d.fallbacks == 0, release: d.releaseFunc}, nil
 }
 
 // release is Decoded.Release for a pooled decode: the memory goes back.

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -152,6 +153,25 @@ func protoBodies(t testing.TB) map[string][]byte {
 	return bodies
 }
 
+// holdsUnknown reports whether m or any message inside it holds unknown
+// fields.
+func holdsUnknown(m protoreflect.Message) bool {
+	found := len(m.GetUnknown()) > 0
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Message() == nil:
+		case fd.IsList():
+			for i := 0; i < v.List().Len() && !found; i++ {
+				found = holdsUnknown(v.List().Get(i).Message())
+			}
+		default:
+			found = holdsUnknown(v.Message())
+		}
+		return !found
+	})
+	return found
+}
+
 // requireSameDecode decodes body with decodeProtobuf, owned and pooled, and
 // with decodeProtobufReference, and requires the same families or the same
 // error. It also compares each message protoReader handles with
@@ -170,6 +190,11 @@ func requireSameDecode(t *testing.T, body []byte, opts DecodeOptions) int {
 		}
 		if len(d.Families) != len(want) {
 			t.Fatalf("pooled=%v: %d families, want %d", pooled, len(d.Families), len(want))
+		}
+		for _, mf := range d.Families {
+			if d.KnownFields && holdsUnknown(mf.ProtoReflect()) {
+				t.Fatalf("pooled=%v: KnownFields is set, but family %q holds unknown fields", pooled, mf.GetName())
+			}
 		}
 		for i := range want {
 			if !proto.Equal(d.Families[i], want[i]) {
@@ -401,4 +426,48 @@ func BenchmarkDecodePooledProtobuf(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecodedKnownFields checks what Decoded.KnownFields says: set for text
+// and for protobuf read without proto.Unmarshal, clear when a message with
+// an unknown field went to it; and that encoding such a family keeps the
+// field unless told it has none.
+func TestDecodedKnownFields(t *testing.T) {
+	text, err := DecodePooled(strings.NewReader("# TYPE a counter\na 1\n"), "", DecodeOptions{})
+	if err != nil || !text.KnownFields {
+		t.Fatalf("text: KnownFields %v, err %v; want true", text != nil && text.KnownFields, err)
+	}
+	text.Release()
+	mf := &dto.MetricFamily{Name: proto.String("m"), Type: dto.MetricType_GAUGE.Enum(),
+		Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(2)}}}}
+	plain := frame(t, mf)
+	withUnknown := proto.Clone(mf).(*dto.MetricFamily)
+	withUnknown.Metric[0].ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
+	for _, tt := range []struct {
+		name string
+		body []byte
+		want bool
+	}{{"plain", plain, true}, {"unknown field", frame(t, withUnknown), false}} {
+		for _, pooled := range []bool{false, true} {
+			d, err := decodeProtobuf(bytes.NewReader(tt.body), DecodeOptions{}, pooled)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.KnownFields != tt.want {
+				t.Fatalf("%s, pooled=%v: KnownFields %v, want %v", tt.name, pooled, d.KnownFields, tt.want)
+			}
+			f := NewFormat(EncodingProtobuf)
+			if d.KnownFields {
+				f = f.WithKnownFields()
+			}
+			got, err := AppendBody(nil, d.Families[0], f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := slowMetricField(t, d.Families[0].Metric[0]); !bytes.Equal(got, want) {
+				t.Fatalf("%s, pooled=%v: encoded %x, want %x", tt.name, pooled, got, want)
+			}
+			d.Release()
+		}
+	}
 }

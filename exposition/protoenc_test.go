@@ -125,13 +125,16 @@ func FuzzProtoEncodeFast(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0x11, 0x38}, 200))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := metricFromBytes(data)
-		got, ok := appendMetricFast([]byte("prefix"), m)
+		got, ok := appendMetricFast([]byte("prefix"), m, false)
 		if !ok {
 			t.Fatalf("a plain metric was refused: %v", m)
 		}
 		want := append([]byte("prefix"), slowMetricField(t, m)...)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("metric %v:\nfast %x\nslow %x", m, got, want)
+		}
+		if known, ok := appendMetricFast([]byte("prefix"), m, true); !ok || !bytes.Equal(known, want) {
+			t.Fatalf("metric %v with known fields (ok %v):\nfast %x\nslow %x", m, ok, known, want)
 		}
 	})
 }
@@ -146,9 +149,12 @@ func TestProtoEncodeFastMatchesRandomMetrics(t *testing.T) {
 			data[i] = byte(rng.Uint32())
 		}
 		m := metricFromBytes(data)
-		got, ok := appendMetricFast(nil, m)
+		got, ok := appendMetricFast(nil, m, false)
 		if want := slowMetricField(t, m); !ok || !bytes.Equal(got, want) {
 			t.Fatalf("metric %v (ok %v):\nfast %x\nslow %x", m, ok, got, want)
+		}
+		if known, ok := appendMetricFast(nil, m, true); !ok || !bytes.Equal(known, got) {
+			t.Fatalf("metric %v with known fields (ok %v):\n%x\nwant %x", m, ok, known, got)
 		}
 	}
 }
@@ -158,7 +164,7 @@ func TestProtoEncodeFastMatchesRandomMetrics(t *testing.T) {
 func TestProtoEncodeFastMatchesTheBenchPayload(t *testing.T) {
 	for _, mf := range payload.Families(3, 7) {
 		for _, m := range mf.Metric {
-			got, ok := appendMetricFast(nil, m)
+			got, ok := appendMetricFast(nil, m, false)
 			if !ok || !bytes.Equal(got, slowMetricField(t, m)) {
 				t.Fatalf("family %s: fast encoding differs (ok %v)", mf.GetName(), ok)
 			}
@@ -186,11 +192,11 @@ func TestProtoEncodeFastLeavesTheRestToProtoMarshal(t *testing.T) {
 		"unknown field":          unknown,
 	}
 	for name, m := range cases {
-		if got, ok := appendMetricFast([]byte("x"), m); ok || string(got) != "x" {
+		if got, ok := appendMetricFast([]byte("x"), m, false); ok || string(got) != "x" {
 			t.Errorf("%s: fast encoding accepted it (%x)", name, got)
 		}
 		mf := &dto.MetricFamily{Name: proto.String("m"), Type: dto.MetricType_UNTYPED.Enum(), Metric: []*dto.Metric{m}}
-		body, err := appendMetricFields(nil, mf)
+		body, err := appendMetricFields(nil, mf, false)
 		if err != nil || !bytes.Equal(body, slowMetricField(t, m)) {
 			t.Errorf("%s: the family body is not proto.Marshal's (err %v)", name, err)
 		}
@@ -211,7 +217,7 @@ func BenchmarkProtoEncodeMetrics(b *testing.B) {
 				for _, mf := range fams {
 					for _, m := range mf.Metric {
 						if tc.fast {
-							buf, _ = appendMetricFast(buf, m)
+							buf, _ = appendMetricFast(buf, m, false)
 							continue
 						}
 						buf = append(buf, slowMetricField(b, m)...)
@@ -249,7 +255,7 @@ func TestProtoEncodeFastTakesClientGolangMetrics(t *testing.T) {
 			if m.GetCounter().GetCreatedTimestamp() != nil || m.GetSummary().GetCreatedTimestamp() != nil || m.GetHistogram().GetCreatedTimestamp() != nil {
 				created++
 			}
-			got, ok := appendMetricFast(nil, m)
+			got, ok := appendMetricFast(nil, m, false)
 			if want := slowMetricField(t, m); !ok || !bytes.Equal(got, want) {
 				t.Fatalf("%s: fast encoding differs (ok %v):\nfast %x\nslow %x", mf.GetName(), ok, got, want)
 			}

@@ -90,7 +90,8 @@ type scratch struct {
 // series holds the already computed series hashes. Besides the canonical
 // protobuf form, a plain family's body is rendered now in enc (the text
 // encoding last scraped), straight from the dto the push decoded, so that
-// scrapes only copy bytes; enc EncodingProtobuf renders none. mf is pooled
+// scrapes only copy bytes; enc EncodingProtobuf renders none. known says
+// that mf holds no unknown protobuf fields (Push.KnownFields). mf is pooled
 // memory released after the push: only encoded copies are kept. sc may be
 // nil.
 //
@@ -100,7 +101,7 @@ type scratch struct {
 // allocations, the kept s2 block and textBody per family, with the push
 // buffers pooled); rendering the same bodies at scrape time cost ~24 us
 // per family, because the scrape had to decode the stored protobuf first.
-func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, enc exposition.Encoding, sc *scratch) (*Family, error) {
+func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
 	if sc == nil {
 		sc = &scratch{}
 	}
@@ -115,7 +116,11 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, enc expositi
 	// appending leaves up to half of a buffer's capacity unused, which at
 	// 10,000 groups was 40% of the store's memory.
 	var err error
-	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(exposition.EncodingProtobuf))
+	pbFormat := exposition.NewFormat(exposition.EncodingProtobuf)
+	if known {
+		pbFormat = pbFormat.WithKnownFields()
+	}
+	sc.body, err = exposition.AppendBody(sc.body[:0], mf, pbFormat)
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}

@@ -100,7 +100,7 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, pf := range prepared {
-		f, err := newFamily(pf.mf, pf.series, t0, exposition.EncodingText, nil)
+		f, err := newFamily(pf.mf, pf.series, t0, exposition.EncodingText, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

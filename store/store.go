@@ -54,6 +54,10 @@ type Push struct {
 	Method   Method
 	Families []*dto.MetricFamily
 	Time     time.Time
+	// KnownFields promises that no message of Families holds unknown
+	// protobuf fields (exposition.Decoded.KnownFields), so that encoding
+	// them need not look. Without it, such fields are kept.
+	KnownFields bool
 }
 
 // Store is the set of metric groups. It is safe for concurrent use. Changes
@@ -202,7 +206,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	sc := s.render.scratch()
 	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, sc); err != nil {
+		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, p.KnownFields, sc); err != nil {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}

@@ -58,10 +58,11 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	// keeps and its errors are new strings, so they go back right after
 	// Push, on every path, before the next push on this goroutine.
 	err = h.store.Push(r.Context(), store.Push{
-		Key:      store.NewGroupKey(labels),
-		Method:   method,
-		Families: decoded.Families,
-		Time:     start,
+		Key:         store.NewGroupKey(labels),
+		Method:      method,
+		Families:    decoded.Families,
+		Time:        start,
+		KnownFields: decoded.KnownFields,
 	})
 	decoded.Release()
 	if err != nil {
