@@ -146,7 +146,7 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	enc := s.render.encoding()
 	var sc scratch
 	for i, pf := range prepared {
-		f, err := newFamily(pf.mf, pf.series, sg.families[i].lastPush, enc, false, &sc)
+		f, err := newFamily(pf, sg.families[i].lastPush, enc, false, &sc)
 		if err != nil {
 			return err
 		}

@@ -101,7 +101,8 @@ type scratch struct {
 // allocations, the kept s2 block and textBody per family, with the push
 // buffers pooled); rendering the same bodies at scrape time cost ~24 us
 // per family, because the scrape had to decode the stored protobuf first.
-func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
+func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
+	mf := pf.mf
 	if sc == nil {
 		sc = &scratch{}
 	}
@@ -109,8 +110,8 @@ func newFamily(mf *dto.MetricFamily, series []uint64, at time.Time, enc expositi
 		meta:     unique.Make(familyMeta{name: mf.GetName(), help: mf.GetHelp(), unit: mf.GetUnit()}),
 		typ:      mf.GetType(),
 		lastPush: timeNanos(at),
-		plain:    isPlain(mf),
-		series:   series,
+		plain:    pf.plain,
+		series:   pf.series,
 	}
 	// Encode into the scratch buffers and keep exact-size copies:
 	// appending leaves up to half of a buffer's capacity unused, which at

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -100,7 +102,7 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, pf := range prepared {
-		f, err := newFamily(pf.mf, pf.series, t0, exposition.EncodingText, false, nil)
+		f, err := newFamily(pf, t0, exposition.EncodingText, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,5 +186,41 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	push(3)
 	if n := cached(exposition.EncodingOpenMetrics); n != all {
 		t.Errorf("a push after an OpenMetrics scrape rendered %d OpenMetrics bodies, want %d", n, all)
+	}
+}
+
+// TestPreparedPlainIsIsPlain checks the shortcut prepare takes for plain:
+// whatever the name rules and grouping key, it must say what isPlain says
+// of the sanitized family.
+func TestPreparedPlainIsIsPlain(t *testing.T) {
+	bodies := []string{
+		"# TYPE a counter\na{x=\"1\"} 1\n",
+		"{\"a.b\",\"c.d\"=\"1\"} 2\n",
+		"{\"a\",\"c.d\"=\"1\"} 2\n",
+		"{\"a.b\",c=\"1\"} 2\n",
+	}
+	keys := []map[string]string{
+		{"job": "j"},
+		{"job": "j", "instance": "i", "zone": "z"},
+		{"job": "j", "dotted.name": "v"},
+	}
+	for _, utf8Names := range []bool{false, true} {
+		for _, body := range bodies {
+			for _, km := range keys {
+				mfs, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{UTF8Names: true})
+				if err != nil {
+					t.Fatalf("decode %q: %v", body, err)
+				}
+				prepared, err := prepare(NewGroupKey(km), mfs, utf8Names, Limits{}, maphash.MakeSeed())
+				if err != nil {
+					continue // Refused under the legacy rules: nothing to render.
+				}
+				for _, pf := range prepared {
+					if want := isPlain(pf.mf); pf.plain != want {
+						t.Errorf("utf8Names=%v body %q key %v: plain %v, isPlain %v", utf8Names, body, km, pf.plain, want)
+					}
+				}
+			}
+		}
 	}
 }

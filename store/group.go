@@ -94,7 +94,7 @@ func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc e
 	var h maphash.Hash
 	h.SetSeed(seed)
 	series := []uint64{seriesHash(&h, name, labels)}
-	f, err := newFamily(mf, series, t, enc, true, sc)
+	f, err := newFamily(preparedFamily{mf: mf, series: series, plain: isPlain(mf)}, t, enc, true, sc)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
 		panic("store: encode " + name + ": " + err.Error())

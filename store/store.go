@@ -206,7 +206,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	sc := s.render.scratch()
 	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf.mf, pf.series, p.Time, enc, p.KnownFields, sc); err != nil {
+		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
