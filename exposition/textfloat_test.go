@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestParseTextFloat checks the digit-only fast path against
-// strconv.ParseFloat, around its 15-digit limit and beside the inputs that
-// must take the slow path.
+// TestParseTextFloat checks the short-decimal fast path bit for bit
+// against strconv.ParseFloat: edge cases around its 15-digit limit, inputs
+// that must take the slow path, and random decimals.
 func TestParseTextFloat(t *testing.T) {
 	for _, s := range []string{
 		"0", "7", "00012", "119903", "999999999999999", "123456789012345",
