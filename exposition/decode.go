@@ -233,7 +233,7 @@ func decodeText(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, error) 
 	if pooled {
 		body = unsafe.String(unsafe.SliceData(d.buf.Bytes()), d.buf.Len())
 	} else {
-		body = string(d.buf.Bytes())
+		body = d.buf.String()
 	}
 
 	p := d.parser

@@ -86,14 +86,14 @@ type scratch struct {
 	body, packed, packedText []byte
 }
 
-// newFamily builds a stored family from a sanitized, validated dto family.
-// series holds the already computed series hashes. Besides the canonical
+// newFamily builds a stored family from a prepared (sanitized, validated)
+// dto family, with its series hashes and plainness. Besides the canonical
 // protobuf form, a plain family's body is rendered now in enc (the text
 // encoding last scraped), straight from the dto the push decoded, so that
 // scrapes only copy bytes; enc EncodingProtobuf renders none. known says
-// that mf holds no unknown protobuf fields (Push.KnownFields). mf is pooled
-// memory released after the push: only encoded copies are kept. sc may be
-// nil.
+// that pf.mf holds no unknown protobuf fields (Push.KnownFields). pf.mf is
+// pooled memory released after the push: only encoded copies are kept. sc
+// may be nil.
 //
 // Rendering at push time adds about 15 us to a push of the 8-family bench
 // payload (BenchmarkApply groups=0, alternating runs of both test binaries:

@@ -123,6 +123,7 @@ func compressChunk(zw *flate.Writer, out *bytes.Buffer, in []byte) error {
 // any, then the partly or fully filled one, compressed here meanwhile.
 func (c *runChunks) flush() error {
 	var err error
+	c.out.Reset()
 	if len(c.fill) > 0 {
 		if c.zw == nil {
 			c.zw, err = c.rs.deflater(io.Discard)
@@ -131,8 +132,6 @@ func (c *runChunks) flush() error {
 			err = compressChunk(c.zw, &c.out, c.fill)
 		}
 		c.fill = c.fill[:0]
-	} else {
-		c.out.Reset()
 	}
 	if c.inflight != nil {
 		job := <-c.done

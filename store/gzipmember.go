@@ -11,13 +11,12 @@ import (
 // segments: the cached, sync-flushed segments of plain families, and runs
 // of bytes streamed for this scrape (HELP/TYPE lines, the gateway's own
 // metrics, families rendered per scrape, families without a segment yet),
-// compressed in chunks that are sync-flushed (see chunkSize). Every segment and run ends
-// byte-aligned without a final block, so concatenating them is one valid
+// compressed in sync-flushed chunks (see chunkSize). Every segment and run
+// ends byte-aligned without a final block, so concatenating them is one valid
 // DEFLATE stream; close adds the final block, the CRC-32 of the whole body
 // (combined from the segments' CRCs) and its length.
 type gzipMember struct {
-	w  io.Writer
-	rs *renderState
+	w io.Writer
 	// chunks compresses the runs (see chunkSize). A run cannot continue
 	// across a segment: the compressor's history would not hold the
 	// segment's bytes its back-references must skip.
@@ -53,7 +52,7 @@ func newGzipMember(w io.Writer, rs *renderState, minRun int) (*gzipMember, error
 	if _, err := w.Write(gzipHeader[:]); err != nil {
 		return nil, err
 	}
-	return &gzipMember{w: w, rs: rs, minRun: minRun, chunks: runChunks{w: w, rs: rs}}, nil
+	return &gzipMember{w: w, minRun: minRun, chunks: runChunks{w: w, rs: rs}}, nil
 }
 
 // Write adds bytes rendered for this scrape to the current run.
