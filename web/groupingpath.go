@@ -115,17 +115,12 @@ func parseLabelPair(nameRaw, valueRaw string, opts GroupingPathOptions) (name, v
 	if isBase64 {
 		decoded, err := decodeBase64Value(value)
 		if err != nil {
-			return "", "", fmt.Errorf("invalid base64 encoding for label %s=%q: %w", name, value, err)
+			return "", "", fmt.Errorf("invalid base64 encoding for label %s=%q: %w", quoteIfNeeded(name), value, err)
 		}
 		value = decoded
 	} else if value == "" {
-		// The hint repeats the name as it was written in the path, quoted
-		// when it holds characters (such as CR or LF in a UTF-8 name) that
-		// would break the one-line reason.
-		hint := nameRaw + "@base64/="
-		if q := strconv.Quote(hint); q[1:len(q)-1] != hint {
-			hint = q
-		}
+		// The hint repeats the name as it was written in the path.
+		hint := quoteIfNeeded(nameRaw + "@base64/=")
 		return "", "", fmt.Errorf("label %q has an empty value; use %s for an empty value", name, hint)
 	}
 	if !utf8.ValidString(value) {
@@ -166,4 +161,15 @@ func decodeBase64Value(s string) (string, error) {
 		return "", err
 	}
 	return string(dst[:n]), nil
+}
+
+// quoteIfNeeded returns s as it is when it reads the same in Go quoted
+// form, and quoted otherwise, so that a name holding CR, LF or other
+// unprintable characters (possible with UTF-8 names) cannot break an error's
+// one-line reason.
+func quoteIfNeeded(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
 }

@@ -56,6 +56,7 @@ func TestParseGroupingPath(t *testing.T) {
 		{name: "a U__ name decoding to a double underscore is improper", path: "job/J/U__" + "____res/x", utf8: true, wantErr: `improper label name "__res"`},
 		{name: "an empty label name is improper", path: "job/J//x", wantErr: `improper label name ""`},
 		{name: "bad base64 in a value is an error", path: "job/J/a@base64/!!", wantErr: `invalid base64 encoding for label a="!!": illegal base64 data at input byte 0`},
+		{name: "bad base64 in a value of a name holding an LF gets a one-line reason", path: "job/J/\n@base64/0", utf8: true, wantErr: `invalid base64 encoding for label "\n"="0": illegal base64 data at input byte 0`},
 		{name: "the standard base64 alphabet is rejected", path: "job/J/a@base64/YS+i", wantErr: `invalid base64 encoding for label a="YS+i"`},
 		{name: "an empty plain value is an error", path: "job/J/a//b/c", wantErr: `label "a" has an empty value; use a@base64/= for an empty value`},
 		{name: "an empty value of a name holding a CR gets a one-line reason", path: "job/0/\r/", utf8: true, wantErr: `label "\r" has an empty value; use "\r@base64/=" for an empty value`},
