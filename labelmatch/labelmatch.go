@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -36,9 +37,25 @@ type Matcher struct {
 	re    *regexp.Regexp // for =~ and !~, anchored
 }
 
-// String renders the matcher in Prometheus syntax.
+// String renders the matcher in Prometheus syntax; a name that is not a
+// legacy label name is quoted, as Prometheus 3 writes it, so that the result
+// parses back to the same matcher.
 func (m Matcher) String() string {
-	return m.Name + string(m.Op) + strconv.Quote(m.Value)
+	name := m.Name
+	if !isLegacyName(name) {
+		name = strconv.Quote(name)
+	}
+	return name + string(m.Op) + strconv.Quote(m.Value)
+}
+
+// isLegacyName reports whether s is a non-empty [a-zA-Z_][a-zA-Z0-9_]* name.
+func isLegacyName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isNameByte(s[i], i == 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Matches reports whether the label value v satisfies m. A label that is
@@ -159,9 +176,21 @@ func (p *matcherParser) matcher() (Matcher, error) {
 	}
 	m.Value = v
 	if m.Op == Regexp || m.Op == NotRegex {
-		re, err := regexp.Compile("^(?s:" + v + ")$")
+		anchored := "^(?s:" + v + ")$"
+		re, err := regexp.Compile(anchored)
 		if err != nil {
-			return m, fmt.Errorf("bad regular expression for %s: %w", m.Name, err)
+			// regexp's own message holds the expression unquoted, which
+			// may span lines; the reason must stay on one line. The part
+			// at fault is named unless it is the whole (anchored) value.
+			reason := err.Error()
+			var se *syntax.Error
+			if errors.As(err, &se) {
+				reason = string(se.Code)
+				if se.Expr != anchored {
+					reason += fmt.Sprintf(" at %q", se.Expr)
+				}
+			}
+			return m, fmt.Errorf("bad regular expression %q for label %q: %s", v, m.Name, reason)
 		}
 		m.re = re
 	}
@@ -194,10 +223,10 @@ func (p *matcherParser) quoted() (string, error) {
 			}
 			v, err := strconv.Unquote(lit)
 			if err != nil {
-				return "", fmt.Errorf("bad quoted string %s: %w", p.src[start:p.pos], err)
+				return "", fmt.Errorf("bad quoted string %q: %w", p.src[start:p.pos], err)
 			}
 			if !utf8.ValidString(v) {
-				return "", fmt.Errorf("quoted string %s is not valid UTF-8", p.src[start:p.pos])
+				return "", fmt.Errorf("quoted string %q is not valid UTF-8", p.src[start:p.pos])
 			}
 			return v, nil
 		}

@@ -26,6 +26,7 @@ targets=(
   "./exposition/ FuzzRenderText"
   "./exposition/ FuzzProtoEncodeFast"
   "./web/ FuzzPushScrape"
+  "./labelmatch/ FuzzParse"
 )
 
 failed=()
