@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
@@ -210,16 +211,21 @@ func seriesHash(h *maphash.Hash, name string, labels []*dto.LabelPair) uint64 {
 	return h.Sum64()
 }
 
-// seriesString renders a series for error messages: name{a="b",c="d"}.
+// seriesString renders a series for error messages: name{a="b",c="d"}, with
+// names that are not legacy names quoted, as Prometheus 3 writes them.
 func seriesString(name string, labels []*dto.LabelPair) string {
 	var b strings.Builder
-	b.WriteString(name)
+	if model.IsValidLegacyMetricName(name) {
+		b.WriteString(name)
+	} else {
+		b.WriteString(strconv.Quote(name))
+	}
 	b.WriteByte('{')
 	for i, lp := range labels {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(lp.GetName())
+		writeLabelName(&b, lp.GetName())
 		b.WriteByte('=')
 		b.WriteString(strconv.Quote(lp.GetValue()))
 	}

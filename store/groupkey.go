@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/common/model"
 )
 
 // Label is one name/value pair of a grouping key or a series.
@@ -78,7 +80,8 @@ func (k GroupKey) Map() map[string]string {
 }
 
 // String renders the key like a label set, {instance="x",job="a"}, for logs
-// and error messages.
+// and error messages. A name that is not a legacy label name is quoted, as
+// Prometheus 3 writes it, so that the result stays on one line.
 func (k GroupKey) String() string {
 	var b strings.Builder
 	b.WriteByte('{')
@@ -86,10 +89,21 @@ func (k GroupKey) String() string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(l.Name)
+		writeLabelName(&b, l.Name)
 		b.WriteByte('=')
 		b.WriteString(strconv.Quote(l.Value))
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// writeLabelName writes a label name for messages: bare when it is a legacy
+// label name, otherwise Go-quoted, so that no name (UTF-8 names may hold CR
+// or LF) breaks a one-line reason.
+func writeLabelName(b *strings.Builder, name string) {
+	if model.LabelName(name).IsValidLegacy() {
+		b.WriteString(name)
+		return
+	}
+	b.WriteString(strconv.Quote(name))
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pushgate/pushgate/exposition"
 )
 
 // seriesBody returns a gauge family m with n series, m{s="0"} … m{s="n-1"}.
@@ -109,5 +111,51 @@ func checkIndexOwners(t *testing.T, s *Store) {
 	}
 	if len(s.index.nums) != len(s.groups) {
 		t.Fatalf("%d numbered groups, %d groups", len(s.index.nums), len(s.groups))
+	}
+}
+
+// TestConflictReasonsQuoteUTF8Names checks that the reasons naming a series
+// or a group stay on one line when a UTF-8 name holds a line break, and
+// quote such names as Prometheus 3 writes them.
+func TestConflictReasonsQuoteUTF8Names(t *testing.T) {
+	s := New(Options{UTF8Names: true})
+	fams := func(text string) Push {
+		t.Helper()
+		f, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{UTF8Names: true})
+		if err != nil {
+			t.Fatalf("decode test body: %v", err)
+		}
+		return Push{Method: Replace, Families: f, Time: t0}
+	}
+	owner := fams("{\"m\\nx\",\"l\\nb\"=\"v\"} 1\n")
+	owner.Key = key("job", "a", "g\nk", "1")
+	if err := s.Push(context.Background(), owner); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		p    Push
+		want string
+	}{
+		{"a series another group holds", func() Push {
+			p := fams("{\"m\\nx\",\"l\\nb\"=\"v\",\"g\\nk\"=\"1\"} 2\n")
+			p.Key = key("job", "a")
+			return p
+		}(), `series "m\nx"{"g\nk"="1",instance="",job="a","l\nb"="v"} is already pushed by group {"g\nk"="1",job="a"}`},
+		{"a duplicate series in the push", func() Push {
+			p := fams("{\"d\\ny\"} 1\n{\"d\\ny\"} 2\n")
+			p.Key = key("job", "b")
+			return p
+		}(), `duplicate series "d\ny"{`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.Push(context.Background(), tt.p)
+			if err == nil {
+				t.Fatal("the push was accepted")
+			}
+			if msg := err.Error(); strings.ContainsAny(msg, "\r\n") || !strings.Contains(msg, tt.want) {
+				t.Fatalf("error %q: want one line containing %q", msg, tt.want)
+			}
+		})
 	}
 }
