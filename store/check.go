@@ -215,7 +215,7 @@ func seriesHash(h *maphash.Hash, name string, labels []*dto.LabelPair) uint64 {
 // names that are not legacy names quoted, as Prometheus 3 writes them.
 func seriesString(name string, labels []*dto.LabelPair) string {
 	var b strings.Builder
-	if model.IsValidLegacyMetricName(name) {
+	if model.LegacyValidation.IsValidMetricName(name) {
 		b.WriteString(name)
 	} else {
 		b.WriteString(strconv.Quote(name))

@@ -101,7 +101,7 @@ func (k GroupKey) String() string {
 // label name, otherwise Go-quoted, so that no name (UTF-8 names may hold CR
 // or LF) breaks a one-line reason.
 func writeLabelName(b *strings.Builder, name string) {
-	if model.LabelName(name).IsValidLegacy() {
+	if model.LegacyValidation.IsValidLabelName(name) {
 		b.WriteString(name)
 		return
 	}
