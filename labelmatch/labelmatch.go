@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/prometheus/common/model"
 )
 
 // Op is a matcher's operator.
@@ -42,20 +44,10 @@ type Matcher struct {
 // parses back to the same matcher.
 func (m Matcher) String() string {
 	name := m.Name
-	if !isLegacyName(name) {
+	if !model.LegacyValidation.IsValidLabelName(name) {
 		name = strconv.Quote(name)
 	}
 	return name + string(m.Op) + strconv.Quote(m.Value)
-}
-
-// isLegacyName reports whether s is a non-empty [a-zA-Z_][a-zA-Z0-9_]* name.
-func isLegacyName(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isNameByte(s[i], i == 0) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // Matches reports whether the label value v satisfies m. A label that is
