@@ -1,6 +1,8 @@
 package exposition
 
 import (
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
@@ -40,4 +42,87 @@ func UnescapeLabelName(s string) string {
 // metric-name check.
 func legacyName(name string) bool {
 	return model.LegacyValidation.IsValidMetricName(name)
+}
+
+// EscapingSchemes lists every name escaping a scrape can ask for
+// (escaping=allow-utf-8, underscores, dots, values). Two different names
+// that one of them maps to one name would be one name to that scraper, so
+// the store checks pushed names under each (DESIGN §5).
+var EscapingSchemes = [...]model.EscapingScheme{
+	model.NoEscaping,
+	model.UnderscoreEscaping,
+	model.DotsEscaping,
+	model.ValueEncodingEscaping,
+}
+
+// EscapeMetricName returns the metric name as a scrape under scheme writes
+// it: model.EscapeName's rules, which leave legacy metric names (':'
+// included) alone under underscores and values, and double '_' under dots.
+func EscapeMetricName(name string, scheme model.EscapingScheme) string {
+	return model.EscapeName(name, scheme)
+}
+
+// EscapeLabelName returns the label name as a scrape under scheme writes it.
+// It follows model.EscapeName's rules with the label alphabet: ':' is valid
+// in metric names but not in label names, so it is escaped like any other
+// character outside [a-zA-Z0-9_] (model.EscapeName keeps it, and a scrape
+// holding x:y="1" does not parse).
+func EscapeLabelName(name string, scheme model.EscapingScheme) string {
+	if name == "" || scheme == model.NoEscaping {
+		return name
+	}
+	legacy := model.LegacyValidation.IsValidLabelName(name)
+	if legacy && scheme != model.DotsEscaping {
+		return name
+	}
+	var b strings.Builder
+	b.Grow(len(name) + 8)
+	switch scheme {
+	case model.UnderscoreEscaping:
+		for i, r := range name {
+			if legacyLabelRune(r, i) {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte('_')
+			}
+		}
+	case model.DotsEscaping:
+		for i, r := range name {
+			switch {
+			case r == '_':
+				b.WriteString("__")
+			case r == '.':
+				b.WriteString("_dot_")
+			case legacyLabelRune(r, i):
+				b.WriteRune(r)
+			default:
+				b.WriteString("__")
+			}
+		}
+	case model.ValueEncodingEscaping:
+		b.WriteString("U__")
+		for i, r := range name {
+			switch {
+			case r == '_':
+				b.WriteString("__")
+			case legacyLabelRune(r, i):
+				b.WriteRune(r)
+			case !utf8.ValidRune(r):
+				b.WriteString("_FFFD_")
+			default:
+				b.WriteByte('_')
+				b.WriteString(strconv.FormatInt(int64(r), 16))
+				b.WriteByte('_')
+			}
+		}
+	default:
+		return model.EscapeName(name, scheme)
+	}
+	return b.String()
+}
+
+// legacyLabelRune reports whether r, at byte offset i of a name, may stand
+// there in a legacy label name.
+func legacyLabelRune(r rune, i int) bool {
+	return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || r == '_' || (r >= '0' && r <= '9' && i > 0)
 }

@@ -1,6 +1,10 @@
 package exposition
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/prometheus/common/model"
+)
 
 func TestValidMetricName(t *testing.T) {
 	tests := []struct {
@@ -76,6 +80,36 @@ func TestUnescapeLabelName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := UnescapeLabelName(tt.in); got != tt.want {
 				t.Errorf("UnescapeLabelName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEscapeLabelName(t *testing.T) {
+	tests := []struct {
+		name, in                    string
+		underscores, dots, valueEsc string
+	}{
+		{"a legacy name is kept except that dots double its underscores", "a_b", "a_b", "a__b", "a_b"},
+		{"a colon is not a label character", "x:y", "x_y", "x__y", "U__x_3a_y"},
+		{"a dot", "a.b", "a_b", "a_dot_b", "U__a_2e_b"},
+		{"a leading digit", "0a", "_a", "__a", "U___30_a"},
+		{"a non-ASCII letter", "ü", "_", "__", "U___fc_"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for scheme, want := range map[model.EscapingScheme]string{
+				model.NoEscaping:            tt.in,
+				model.UnderscoreEscaping:    tt.underscores,
+				model.DotsEscaping:          tt.dots,
+				model.ValueEncodingEscaping: tt.valueEsc,
+			} {
+				if got := EscapeLabelName(tt.in, scheme); got != want {
+					t.Errorf("EscapeLabelName(%q, %s) = %q, want %q", tt.in, scheme, got, want)
+				}
+			}
+			if got := model.UnescapeName(EscapeLabelName(tt.in, model.ValueEncodingEscaping), model.ValueEncodingEscaping); got != tt.in {
+				t.Errorf("values escaping does not round-trip: %q -> %q", tt.in, got)
 			}
 		})
 	}
