@@ -30,6 +30,10 @@ type preparedFamily struct {
 	// plain is isPlain(mf): every name in it is a legacy one, so its text
 	// is rendered at push time.
 	plain bool
+	// labels holds the family's distinct label names, sorted, under the
+	// UTF-8 name rules only (the index keeps them apart under every
+	// escaping); nil otherwise.
+	labels []string
 }
 
 // prepare sanitizes families for the group key (grouping labels overwrite
@@ -60,6 +64,13 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 	allLegacy := !utf8Names
 	for _, l := range key.labels {
 		allLegacy = allLegacy && exposition.ValidLabelName(l.Name, false)
+	}
+	if utf8Names {
+		for _, l := range key.labels {
+			if err := checkLabelNameEscapes("", l.Name); err != nil {
+				return nil, err
+			}
+		}
 	}
 	_, hasInstance := key.Get("instance")
 	var emptyInstance *dto.LabelPair
@@ -104,6 +115,9 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 			if err := exposition.CheckMetricValue(mf.GetType(), m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
+			if err := checkSampleSeries(mf.GetType(), m); err != nil {
+				return nil, fmt.Errorf("metric %q: %w", name, err)
+			}
 			// Room for this metric's labels, capped so that appending
 			// cannot run into the next metric's.
 			room := slab[len(slab) : len(slab) : len(slab)+len(m.Label)+len(grouping)+1]
@@ -126,7 +140,16 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 			seen[sh] = struct{}{}
 			hashes = append(hashes, sh)
 		}
-		out = append(out, preparedFamily{mf: mf, series: hashes, plain: allLegacy || isPlain(mf)})
+		pf := preparedFamily{mf: mf, series: hashes, plain: allLegacy || isPlain(mf)}
+		if utf8Names {
+			pf.labels = familyLabelNames(mf)
+			for _, l := range pf.labels {
+				if err := checkLabelNameEscapes(name, l); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, pf)
 	}
 	return out, nil
 }
@@ -196,19 +219,6 @@ func checkReservedLabels(typ dto.MetricType, labels []*dto.LabelPair) error {
 		}
 	}
 	return nil
-}
-
-// seriesHash hashes a metric name and its sorted labels.
-func seriesHash(h *maphash.Hash, name string, labels []*dto.LabelPair) uint64 {
-	h.Reset()
-	h.WriteString(name)
-	for _, lp := range labels {
-		h.WriteByte(0xff)
-		h.WriteString(lp.GetName())
-		h.WriteByte(0xff)
-		h.WriteString(lp.GetValue())
-	}
-	return h.Sum64()
 }
 
 // seriesString renders a series for error messages: name{a="b",c="d"}, with

@@ -152,8 +152,8 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 		}
 		g.families[f.Name()] = f
 	}
-	pushFam, pushPrep := timeFamily(PushTimeName, sg.key, sg.pushTime, s.seed, enc, &sc)
-	failFam, failPrep := timeFamily(PushFailureTimeName, sg.key, sg.failTime, s.seed, enc, &sc)
+	pushFam, pushPrep := s.timeFamily(PushTimeName, sg.key, sg.pushTime, enc, &sc)
+	failFam, failPrep := s.timeFamily(PushFailureTimeName, sg.key, sg.failTime, enc, &sc)
 	g.families[PushTimeName] = pushFam
 	g.families[PushFailureTimeName] = failFam
 	prepared = append(prepared, pushPrep, failPrep)

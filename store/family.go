@@ -48,6 +48,9 @@ type Family struct {
 	// series holds one hash per metric (name plus sorted labels), for the
 	// consistency index.
 	series []uint64
+	// labels holds the distinct label names under the UTF-8 name rules,
+	// for the index's label check; nil under the legacy rules.
+	labels []string
 	// pushed is the text or OpenMetrics body the push rendered, in the
 	// encoding last scraped, so that a scrape of unchanged data copies bytes
 	// (DESIGN §6). It is kept in the family itself rather than behind a
@@ -112,6 +115,7 @@ func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known b
 		lastPush: timeNanos(at),
 		plain:    pf.plain,
 		series:   pf.series,
+		labels:   pf.labels,
 	}
 	// Encode into the scratch buffers and keep exact-size copies:
 	// appending leaves up to half of a buffer's capacity unused, which at
@@ -183,10 +187,11 @@ func (f *Family) Unit() string { return f.meta.Value().unit }
 // SeriesCount returns the number of metrics (series) in the family.
 func (f *Family) SeriesCount() int { return len(f.series) }
 
-// hasSeries reports whether f has type typ and exactly the given series
-// hashes in that order, so that a family with them has f's index entries.
-func (f *Family) hasSeries(typ dto.MetricType, series []uint64) bool {
-	return f.typ == typ && slices.Equal(f.series, series)
+// hasSeries reports whether f has type typ, exactly the given series
+// hashes in that order and the given label names, so that a family with
+// them has f's index entries.
+func (f *Family) hasSeries(typ dto.MetricType, series []uint64, labels []string) bool {
+	return f.typ == typ && slices.Equal(f.series, series) && slices.Equal(f.labels, labels)
 }
 
 // Decode returns the family as a new dto object.

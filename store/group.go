@@ -79,7 +79,7 @@ func unixSeconds(t time.Time) float64 {
 
 // timeFamily builds push_time_seconds or push_failure_time_seconds for key,
 // rendering its text in enc with the buffers sc (nil for fresh ones).
-func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc exposition.Encoding, sc *scratch) (*Family, preparedFamily) {
+func (s *Store) timeFamily(name string, key GroupKey, t time.Time, enc exposition.Encoding, sc *scratch) (*Family, preparedFamily) {
 	help := pushTimeHelp
 	if name == PushFailureTimeName {
 		help = pushFailureTimeHelp
@@ -92,14 +92,17 @@ func timeFamily(name string, key GroupKey, t time.Time, seed maphash.Seed, enc e
 		Metric: []*dto.Metric{{Label: labels, Gauge: &dto.Gauge{Value: proto.Float64(unixSeconds(t))}}},
 	}
 	var h maphash.Hash
-	h.SetSeed(seed)
-	series := []uint64{seriesHash(&h, name, labels)}
-	f, err := newFamily(preparedFamily{mf: mf, series: series, plain: isPlain(mf)}, t, enc, true, sc)
+	h.SetSeed(s.seed)
+	pf := preparedFamily{mf: mf, series: []uint64{seriesHash(&h, name, labels)}, plain: isPlain(mf)}
+	if s.opts.UTF8Names {
+		pf.labels = familyLabelNames(mf)
+	}
+	f, err := newFamily(pf, t, enc, true, sc)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
 		panic("store: encode " + name + ": " + err.Error())
 	}
-	return f, preparedFamily{mf: mf, series: series}
+	return f, pf
 }
 
 // journalValue encodes g for the journal, or returns nil when there is no

@@ -63,18 +63,13 @@ func (s *Store) JournalOps() []journal.Op {
 }
 
 // Reserve registers the gateway's own metric families: pushed families of
-// the same names must have the same type, and the built-in HELP wins. Call
-// it before serving.
+// the same names must have the same type, the built-in HELP wins, and no
+// pushed family may expose a name one of them exposes (claims). Call it
+// before serving, with every family the gateway can ever expose.
 func (s *Store) Reserve(builtin []*dto.MetricFamily) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, mf := range builtin {
-		e := s.index.names[mf.GetName()]
-		if e == nil {
-			e = &nameEntry{typ: mf.GetType(), series: map[uint64]groupNum{}}
-			s.index.names[mf.GetName()] = e
-		}
-		e.builtin = true
-		e.help = mf.GetHelp()
+		s.index.reserve(mf.GetName(), mf.GetType(), mf.GetHelp())
 	}
 }

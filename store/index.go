@@ -2,9 +2,11 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 )
 
 // nameEntry is the consistency index's record for one metric name: the type
@@ -43,6 +45,16 @@ const noGroup = ^groupNum(0)
 // index maps metric names to their entries and numbers the groups.
 type index struct {
 	names map[string]*nameEntry
+	// claims maps every name a stored family exposes under every checked
+	// escaping (see claims) to the family's metric name, so that a new name
+	// is checked against all others in time proportional to its claims.
+	claims map[string]string
+	// schemes are the escapings claims are made under (claimSchemes).
+	schemes []model.EscapingScheme
+	// labels is kept under the UTF-8 name rules only (nil otherwise): it
+	// maps every stored label name as each escaping writes it (labelKey) to
+	// the name and the number of families holding it.
+	labels map[string]*labelEntry
 	// nums, gids and families number the groups: a group keeps its number
 	// while it holds families, and free lists the numbers to reuse.
 	nums     map[string]groupNum
@@ -51,8 +63,93 @@ type index struct {
 	free     []groupNum
 }
 
-func newIndex() *index {
-	return &index{names: make(map[string]*nameEntry), nums: make(map[string]groupNum)}
+// labelEntry is the index's record of one label name under one escaping.
+type labelEntry struct {
+	name string
+	refs int
+}
+
+func newIndex(utf8Names bool) *index {
+	ix := &index{
+		names:   make(map[string]*nameEntry),
+		nums:    make(map[string]groupNum),
+		claims:  make(map[string]string),
+		schemes: claimSchemes(utf8Names),
+	}
+	if utf8Names {
+		ix.labels = make(map[string]*labelEntry)
+	}
+	return ix
+}
+
+// reserve records a name of the gateway's own: its type is fixed, its HELP
+// wins, and its claims stay while the gateway runs. Own names may claim the
+// same name as each other (the Go collector's go_memstats_alloc_bytes
+// gauge and go_memstats_alloc_bytes_total counter); the first keeps it.
+func (ix *index) reserve(name string, typ dto.MetricType, help string) {
+	e := ix.names[name]
+	if e == nil {
+		e = &nameEntry{typ: typ, series: map[uint64]groupNum{}}
+		ix.names[name] = e
+		ix.claim(name, typ)
+	}
+	e.builtin = true
+	e.help = help
+}
+
+// claim records the claims of a name new to the store.
+func (ix *index) claim(name string, typ dto.MetricType) {
+	for _, c := range claims(name, typ, ix.schemes) {
+		if _, taken := ix.claims[c]; !taken {
+			ix.claims[c] = name
+		}
+	}
+}
+
+// unclaim forgets the claims of a name that left the store.
+func (ix *index) unclaim(name string, typ dto.MetricType) {
+	for _, c := range claims(name, typ, ix.schemes) {
+		if ix.claims[c] == name {
+			delete(ix.claims, c)
+		}
+	}
+}
+
+// holdLabels counts one more family holding each of names.
+func (ix *index) holdLabels(names []string) {
+	if ix.labels == nil {
+		return
+	}
+	for _, n := range names {
+		for _, s := range labelSchemes {
+			k := labelKey(n, s)
+			le := ix.labels[k]
+			if le == nil {
+				le = &labelEntry{name: n}
+				ix.labels[k] = le
+			}
+			if le.name == n {
+				le.refs++
+			}
+		}
+	}
+}
+
+// releaseLabels counts one family less holding each of names.
+func (ix *index) releaseLabels(names []string) {
+	if ix.labels == nil {
+		return
+	}
+	for _, n := range names {
+		for _, s := range labelSchemes {
+			k := labelKey(n, s)
+			if le := ix.labels[k]; le != nil && le.name == n {
+				if le.refs--; le.refs <= 0 {
+					delete(ix.labels, k)
+				}
+			}
+		}
+	}
 }
 
 // num returns group gid's number, or noGroup if it holds no family.
@@ -102,11 +199,13 @@ func (ix *index) add(gid string, f *Family) {
 	if e == nil {
 		e = &nameEntry{typ: f.typ, series: make(map[uint64]groupNum, len(f.series))}
 		ix.names[name] = e
+		ix.claim(name, f.typ)
 	}
 	e.groups++
 	for _, h := range f.series {
 		e.series[h] = n
 	}
+	ix.holdLabels(f.labels)
 }
 
 // remove forgets family f of group gid.
@@ -116,6 +215,7 @@ func (ix *index) remove(gid string, f *Family) {
 		return
 	}
 	defer ix.release(n)
+	ix.releaseLabels(f.labels)
 	name := f.Name()
 	e := ix.names[name]
 	if e == nil {
@@ -129,44 +229,44 @@ func (ix *index) remove(gid string, f *Family) {
 	}
 	if e.groups <= 0 && !e.builtin {
 		delete(ix.names, name)
+		ix.unclaim(name, e.typ)
 	}
 }
 
-// typeOf returns the type that name, held in a string or in bytes, has in
-// the store once a group holds exactly the families in result instead of
-// those in old, and whether the name is present at all. The map lookups
-// convert bytes without allocating.
-func typeOf[N string | []byte](ix *index, name N, old, result map[string]*Family) (dto.MetricType, bool) {
-	if f, ok := result[string(name)]; ok {
-		return f.typ, true
+// live reports whether a family of name stays in the store once group
+// families old are replaced by result.
+func (ix *index) live(name string, old, result map[string]*Family) bool {
+	if _, ok := result[name]; ok {
+		return true
 	}
-	e := ix.names[string(name)]
+	e := ix.names[name]
 	if e == nil {
-		return 0, false
+		return false
 	}
 	others := e.groups
-	if _, ok := old[string(name)]; ok {
+	if _, ok := old[name]; ok {
 		others--
 	}
-	if e.builtin || others > 0 {
-		return e.typ, true
-	}
-	return 0, false
+	return e.builtin || others > 0
 }
 
 // check verifies that replacing the families of group gid (old) by result
 // keeps the merged store valid, looking only at the families in changed:
-// one type per name across groups, no suffix collisions between a summary or
-// histogram and another family, no series owned by another group. owner
-// names a group for error messages.
+// one type per name across groups, no series owned by another group, no
+// two names exposing one name (claims), and under the UTF-8 name rules no
+// two label names written alike by some escaping. owner names a group for
+// error messages.
 func (ix *index) check(gid string, old, result map[string]*Family, changed []preparedFamily, owner func(gid string) string) error {
 	self := ix.num(gid)
+	var local pushClaims
 	for _, pf := range changed {
 		name := pf.mf.GetName()
 		typ := pf.mf.GetType()
-		if e := ix.names[name]; e != nil {
+		of := old[name]
+		e := ix.names[name]
+		if e != nil {
 			others := e.groups
-			if _, ok := old[name]; ok {
+			if of != nil {
 				others--
 			}
 			if (e.builtin || others > 0) && e.typ != typ {
@@ -175,8 +275,7 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 			// When the group holds these very series already, the index maps
 			// every one of them to it: re-pushing the same labels needs no
 			// lookup (they were 7% of a push's CPU).
-			of := old[name]
-			if of == nil || !of.hasSeries(typ, pf.series) {
+			if of == nil || !of.hasSeries(typ, pf.series, pf.labels) {
 				for i, h := range pf.series {
 					if o, ok := e.series[h]; ok && o != self {
 						return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), owner(ix.gids[o]))
@@ -184,48 +283,91 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 				}
 			}
 		}
-		if err := ix.checkSuffixes(name, typ, old, result); err != nil {
-			return err
+		// A name the store holds elsewhere has its claims checked already.
+		if e == nil || !ix.live(name, old, nil) {
+			if err := ix.checkClaims(name, typ, old, result, &local); err != nil {
+				return err
+			}
+		}
+		if ix.labels != nil && (of == nil || !of.hasSeries(typ, pf.series, pf.labels)) {
+			if err := ix.checkLabels(name, pf.labels, old, result, &local); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// checkSuffixes rejects a family whose samples would be confused with those
-// of a summary or histogram: X_count, X_sum (and X_bucket for histograms)
-// against X, in either direction.
-func (ix *index) checkSuffixes(name string, typ dto.MetricType, old, result map[string]*Family) error {
-	for _, suffix := range []string{"_count", "_sum", "_bucket"} {
-		base, ok := strings.CutSuffix(name, suffix)
-		if !ok {
-			continue
-		}
-		bt, ok := typeOf(ix, base, old, result)
-		if !ok {
-			continue
-		}
-		if isHistogram(bt) || (bt == dto.MetricType_SUMMARY && suffix != "_bucket") {
-			return fmt.Errorf("metric %q collides with the samples of %s %q", name, typeName(bt), base)
-		}
+// pushClaims holds the claims and label keys of one push's families, so
+// that two families of one push are checked against each other too.
+type pushClaims struct {
+	claims, labels map[string]string
+}
+
+// checkClaims rejects a name new to the store when one of the names it
+// exposes is exposed by a family of another name that stays.
+func (ix *index) checkClaims(name string, typ dto.MetricType, old, result map[string]*Family, local *pushClaims) error {
+	if local.claims == nil {
+		local.claims = make(map[string]string)
 	}
-	if typ != dto.MetricType_SUMMARY && !isHistogram(typ) {
-		return nil
+	for _, c := range claims(name, typ, ix.schemes) {
+		other, ok := ix.claims[c]
+		if !ok || other == name || !ix.live(other, old, result) {
+			other, ok = local.claims[c]
+		}
+		if ok && other != name {
+			return fmt.Errorf("%s %q collides with %s %q: both would expose %s", typeName(typ), name, ix.typeOf(other, result), other, describeClaim(c))
+		}
+		local.claims[c] = name
 	}
-	suffixes := [...]string{"_count", "_sum", "_bucket"}
-	n := 2
-	if isHistogram(typ) {
-		n = 3
+	return nil
+}
+
+// typeOf names the type of a family the store or the push holds.
+func (ix *index) typeOf(name string, result map[string]*Family) string {
+	if f := result[name]; f != nil {
+		return typeName(f.typ)
 	}
-	// The suffixed names are built in one stack buffer: concatenating them
-	// was three allocations per push of the bench payload.
-	var buf [128]byte
-	for _, suffix := range suffixes[:n] {
-		withSuffix := append(append(buf[:0], name...), suffix...)
-		if _, ok := typeOf(ix, withSuffix, old, result); ok {
-			return fmt.Errorf("%s %q collides with metric %q", typeName(typ), name, withSuffix)
+	if e := ix.names[name]; e != nil {
+		return typeName(e.typ)
+	}
+	return "metric"
+}
+
+// checkLabels rejects label names of a family that some escaping writes
+// like another label name the store or the push holds.
+func (ix *index) checkLabels(metric string, names []string, old, result map[string]*Family, local *pushClaims) error {
+	if local.labels == nil {
+		local.labels = make(map[string]string)
+	}
+	for _, n := range names {
+		for _, s := range labelSchemes {
+			k := labelKey(n, s)
+			other := ""
+			if le := ix.labels[k]; le != nil && le.name != n && le.refs > replacedHolding(le.name, old, result) {
+				other = le.name
+			} else if ln, ok := local.labels[k]; ok && ln != n {
+				other = ln
+			}
+			if other != "" {
+				return fmt.Errorf("metric %q: label name %q collides with label name %q: both are written %q under escaping=%s", metric, n, other, k[1:], s)
+			}
+			local.labels[k] = n
 		}
 	}
 	return nil
+}
+
+// replacedHolding counts the families of old that result replaces or drops
+// and that hold label name n: the index counts them, but they go.
+func replacedHolding(n string, old, result map[string]*Family) int {
+	count := 0
+	for name, f := range old {
+		if result[name] != f && slices.Contains(f.labels, n) {
+			count++
+		}
+	}
+	return count
 }
 
 func isHistogram(t dto.MetricType) bool {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/btree"
@@ -90,6 +91,8 @@ type Store struct {
 	// series is the number of series of all groups, kept by install so that
 	// the store limits are checked in O(push).
 	series int
+	// overridden counts pushed timestamp families (dropTimeFamilies).
+	overridden atomic.Uint64
 }
 
 // entry is one family of one group in the scrape order: by metric name, then
@@ -173,10 +176,12 @@ func New(opts Options) *Store {
 		seed:    maphash.MakeSeed(),
 		logger:  logger,
 		groups:  make(map[string]*Group),
-		index:   newIndex(),
+		index:   newIndex(opts.UTF8Names),
 		entries: btree.NewG[entry](32, entryLess),
 	}
 	s.render.buffers = newBufferPool(3 * outBuffers)
+	s.index.reserve(PushTimeName, dto.MetricType_GAUGE, pushTimeHelp)
+	s.index.reserve(PushFailureTimeName, dto.MetricType_GAUGE, pushFailureTimeHelp)
 	return s
 }
 
@@ -193,6 +198,7 @@ func (s *Store) SetJournal(j Journal) {
 // a *RejectError when the push failed the checks, or a *PersistenceError
 // when the journal failed.
 func (s *Store) Push(ctx context.Context, p Push) error {
+	p.Families = s.dropTimeFamilies(p.Key, p.Families)
 	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
 	if err != nil {
 		var lerr *LimitError
@@ -210,7 +216,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 			return s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
-	pushFam, pushPrep := timeFamily(PushTimeName, p.Key, p.Time, s.seed, enc, sc)
+	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
 	gid := p.Key.ID()
 
 	s.mu.Lock()
@@ -229,7 +235,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	} else {
 		// A new group starts with push_failure_time_seconds 0. Built here,
 		// under the lock, because only new groups need it.
-		zeroFail, zeroFailPrep := timeFamily(PushFailureTimeName, p.Key, time.Time{}, s.seed, enc, sc)
+		zeroFail, zeroFailPrep := s.timeFamily(PushFailureTimeName, p.Key, time.Time{}, enc, sc)
 		ng.families[PushFailureTimeName] = zeroFail
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
@@ -257,6 +263,28 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	return s.wait(ctx, ticket)
 }
 
+// dropTimeFamilies removes pushed push_time_seconds and
+// push_failure_time_seconds families: as in the reference, the gateway's own
+// values replace them and the push goes on. Each is counted
+// (OverriddenFamilies) and logged at debug.
+func (s *Store) dropTimeFamilies(key GroupKey, families []*dto.MetricFamily) []*dto.MetricFamily {
+	for i := 0; i < len(families); i++ {
+		name := families[i].GetName()
+		if name != PushTimeName && name != PushFailureTimeName {
+			continue
+		}
+		s.overridden.Add(1)
+		s.logger.Debug("pushed family replaced by the gateway's own", "group", key.String(), "family", name)
+		families = append(families[:i:i], families[i+1:]...)
+		i--
+	}
+	return families
+}
+
+// OverriddenFamilies returns how many pushed push_time_seconds and
+// push_failure_time_seconds families the gateway's own values replaced.
+func (s *Store) OverriddenFamilies() uint64 { return s.overridden.Load() }
+
 // recordFailure sets the group's push_failure_time_seconds for a rejected
 // push and returns the rejection. An absent group is created with
 // push_time_seconds 0, as the reference does — unless creating it would
@@ -265,7 +293,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
 	rej := &RejectError{Key: key, Reason: reason.Error()}
 	enc := s.render.encoding()
-	failFam, failPrep := timeFamily(PushFailureTimeName, key, at, s.seed, enc, nil)
+	failFam, failPrep := s.timeFamily(PushFailureTimeName, key, at, enc, nil)
 	gid := key.ID()
 
 	s.mu.Lock()
@@ -276,7 +304,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 		ng.failTime = at
 		ng.families[PushFailureTimeName] = failFam
 	} else {
-		pushFam, pushPrep := timeFamily(PushTimeName, key, time.Time{}, s.seed, enc, nil)
+		pushFam, pushPrep := s.timeFamily(PushTimeName, key, time.Time{}, enc, nil)
 		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
@@ -408,7 +436,7 @@ func (s *Store) install(gid string, old, next *Group) {
 			if next != nil {
 				nf = next.families[name]
 			}
-			if nf == f || (nf != nil && f.hasSeries(nf.typ, nf.series)) {
+			if nf == f || (nf != nil && f.hasSeries(nf.typ, nf.series, nf.labels)) {
 				continue
 			}
 			s.series -= f.SeriesCount()
@@ -432,7 +460,7 @@ func (s *Store) install(gid string, old, next *Group) {
 		if of == f {
 			continue
 		}
-		same := of != nil && of.hasSeries(f.typ, f.series)
+		same := of != nil && of.hasSeries(f.typ, f.series, f.labels)
 		if !same {
 			s.series += f.SeriesCount()
 			s.index.add(gid, f)

@@ -146,7 +146,6 @@ func TestRejectedPushes(t *testing.T) {
 		{"a series another group already holds is rejected", []string{`m{instance="i"} 1` + "\n"}, key("job", "a", "instance", "i"), "m 2\n", "already pushed by group"},
 		{"X_count beside a summary X is rejected", []string{"# TYPE s summary\ns_sum 1\ns_count 1\n"}, key("job", "x"), "s_count 3\n", "collides"},
 		{"a histogram beside an existing X_bucket is rejected", []string{"h_bucket 1\n"}, key("job", "x"), "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n", "collides"},
-		{"a reserved synthetic name is rejected", nil, key("job", "x"), "push_time_seconds 1\n", "reserved"},
 		{"a summary with a quantile grouping label is rejected", nil, key("job", "x", "quantile", "0.5"), "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum 1\ns_count 1\n", "quantile"},
 		{"a histogram with an le grouping label is rejected", nil, key("job", "x", "le", "1"), "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n", `"le"`},
 	}

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// utf8Families parses a text body under the UTF-8 name rules.
+func utf8Families(t *testing.T, text string) []*dto.MetricFamily {
+	t.Helper()
+	fams, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{UTF8Names: true})
+	if err != nil {
+		t.Fatalf("decode test body: %v", err)
+	}
+	return fams
+}
+
+// histogramFamily is a protobuf-only histogram: classic buckets with the
+// given upper bounds, or a native one with float counts.
+func histogramFamily(name string, bounds []float64, floatCounts bool) *dto.MetricFamily {
+	h := &dto.Histogram{SampleCount: proto.Uint64(5), SampleSum: proto.Float64(1)}
+	for i, b := range bounds {
+		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: proto.Float64(b), CumulativeCount: proto.Uint64(uint64(i + 1))})
+	}
+	if floatCounts {
+		h = &dto.Histogram{
+			SampleCountFloat: proto.Float64(2.5), SampleSum: proto.Float64(1), Schema: proto.Int32(0),
+			ZeroThreshold: proto.Float64(1e-9), ZeroCountFloat: proto.Float64(0.5),
+			PositiveSpan: []*dto.BucketSpan{{Offset: proto.Int32(0), Length: proto.Uint32(1)}}, PositiveCount: []float64{2},
+		}
+	}
+	return &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_HISTOGRAM.Enum(), Metric: []*dto.Metric{{Histogram: h}}}
+}
+
+// summaryFamily is a protobuf-only summary with the given quantile ranks.
+func summaryFamily(name string, ranks ...float64) *dto.MetricFamily {
+	sm := &dto.Summary{SampleCount: proto.Uint64(5), SampleSum: proto.Float64(1)}
+	for _, r := range ranks {
+		sm.Quantile = append(sm.Quantile, &dto.Quantile{Quantile: proto.Float64(r), Value: proto.Float64(1)})
+	}
+	return &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_SUMMARY.Enum(), Metric: []*dto.Metric{{Summary: sm}}}
+}
+
+// identityStep is one push of TestSeriesIdentity: a text body (parsed under
+// the store's name rules) or protobuf families.
+type identityStep struct {
+	key  GroupKey
+	body string
+	fams []*dto.MetricFamily
+}
+
+func (st identityStep) push(t *testing.T, s *Store, at time.Time) error {
+	t.Helper()
+	fams := st.fams
+	if fams == nil {
+		if s.opts.UTF8Names {
+			fams = utf8Families(t, st.body)
+		} else {
+			fams = families(t, st.body)
+		}
+	}
+	return s.Push(context.Background(), Push{Key: st.key, Method: Replace, Families: fams, Time: at})
+}
+
+// TestSeriesIdentity pins DESIGN §5: a push that would make any scrape show
+// one series, one name or one label name twice, under any escaping, is
+// rejected with a one-line reason and leaves the stored groups as they were.
+func TestSeriesIdentity(t *testing.T) {
+	hist := "# TYPE h histogram\nh_bucket{le=\"0.1\"} 2\nh_bucket{le=\"1\"} 5\nh_bucket{le=\"+Inf\"} 6\nh_sum 3\nh_count 6\n"
+	cases := []struct {
+		name    string
+		utf8    bool
+		setup   []identityStep
+		step    identityStep
+		wantErr string
+	}{
+		{"a histogram bucket repeated in one push is rejected", false, nil,
+			identityStep{key: key("job", "dh"), body: "# TYPE h histogram\nh_bucket{le=\"0.1\"} 2\nh_bucket{le=\"1\"} 5\nh_bucket{le=\"1\"} 99\nh_bucket{le=\"+Inf\"} 6\nh_sum 3\nh_count 6\n"},
+			`bucket le="1" appears twice`},
+		{"a summary quantile spelled 0.5 and 0.50 is rejected", false, nil,
+			identityStep{key: key("job", "ds"), body: "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns{quantile=\"0.50\"} 2\ns_sum 3\ns_count 6\n"},
+			`quantile="0.5" appears twice`},
+		{"a protobuf summary with quantile NaN twice is rejected", false, nil,
+			identityStep{key: key("job", "ds"), fams: []*dto.MetricFamily{summaryFamily("s", math.NaN(), 0.5, math.NaN())}},
+			`quantile="NaN" appears twice`},
+		{"a protobuf histogram with +Inf twice is rejected", false, nil,
+			identityStep{key: key("job", "dp"), fams: []*dto.MetricFamily{histogramFamily("h", []float64{1, math.Inf(1), math.Inf(1)}, false)}},
+			`bucket le="+Inf" appears twice`},
+		{"a float native histogram is rejected whatever was scraped last", false, nil,
+			identityStep{key: key("job", "fh"), fams: []*dto.MetricFamily{histogramFamily("h", nil, true)}},
+			"float histograms cannot be served as OpenMetrics 1.0"},
+		{"m with an empty label beside m in one push is rejected", false, nil,
+			identityStep{key: key("job", "e"), body: "m{a=\"\"} 1\nm 2\n"},
+			"duplicate series"},
+		{"a group with an empty grouping label beside the same group without it is rejected", false,
+			[]identityStep{{key: key("job", "j"), body: "m 1\n"}},
+			identityStep{key: key("job", "j", "a", ""), body: "other 1\n"},
+			"already pushed by group"},
+		{"a gauge X beside a counter X_total (one OpenMetrics family X) is rejected", false,
+			[]identityStep{{key: key("job", "a"), body: "# TYPE x_total counter\nx_total 1\n"}},
+			identityStep{key: key("job", "b"), body: "# TYPE x gauge\nx 1\n"},
+			`both would expose "x"`},
+		{"a counter X beside a gauge X_total is rejected", false,
+			[]identityStep{{key: key("job", "a"), body: "# TYPE x_total gauge\nx_total 1\n"}},
+			identityStep{key: key("job", "b"), body: "# TYPE x counter\nx 1\n"},
+			`both would expose "x_total"`},
+		{"a gauge X_bucket beside a histogram X in one push is rejected", false, nil,
+			identityStep{key: key("job", "a"), fams: []*dto.MetricFamily{
+				histogramFamily("h", []float64{1}, false),
+				{Name: proto.String("h_bucket"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}},
+			}},
+			"collides"},
+		{"a gauge X_bucket beside a stored histogram X is rejected", false,
+			[]identityStep{{key: key("job", "a"), body: hist}},
+			identityStep{key: key("job", "b"), body: "# TYPE h_bucket gauge\nh_bucket 1\n"},
+			`both would expose "h_bucket"`},
+		{"a metric named like a push timestamp under escaping is rejected", true, nil,
+			identityStep{key: key("job", "a"), body: "{\"push.time.seconds\"} 1\n"},
+			`"push_time_seconds" under escaping=underscores`},
+		{"families m.x and m_x in two groups are rejected", true,
+			[]identityStep{{key: key("job", "a"), body: "# TYPE \"m.x\" gauge\n{\"m.x\"} 1\n"}},
+			identityStep{key: key("job", "b"), body: "# TYPE m_x counter\nm_x 1\n"},
+			"under escaping=underscores"},
+		{"label a.b from the path beside a_b in the body is rejected", true, nil,
+			identityStep{key: key("job", "k", "a.b", "v"), body: "m{a_b=\"w\"} 1\n"},
+			`label name "a_b" collides with label name "a.b"`},
+		{"grouping keys a.b=v and a_b=v are rejected", true,
+			[]identityStep{{key: key("job", "k", "a.b", "v"), body: "m 1\n"}},
+			identityStep{key: key("job", "k", "a_b", "v"), body: "n 1\n"},
+			"collides with label name"},
+		{"label names ü and 😀 are rejected", true,
+			[]identityStep{{key: key("job", "a"), body: "{\"m\",\"ü\"=\"1\"} 1\n"}},
+			identityStep{key: key("job", "b"), body: "{\"n\",\"😀\"=\"1\"} 1\n"},
+			"collides with label name"},
+		{"a label name that escapes to a reserved __ name is rejected", true, nil,
+			identityStep{key: key("job", "a"), body: "{\"m\",\"..name..\"=\"1\"} 1\n"},
+			"a name Prometheus reserves"},
+		{"a label name with a colon beside its escaped spelling is rejected", true, nil,
+			identityStep{key: key("job", "a"), body: "{\"m\",\"x:y\"=\"1\",U__x_3a_y=\"2\"} 1\n"},
+			"collides with label name"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Options{UTF8Names: tc.utf8})
+			for i, st := range tc.setup {
+				if err := st.push(t, s, t0); err != nil {
+					t.Fatalf("setup push %d: %v", i, err)
+				}
+			}
+			before := groupsText(t, s)
+			err := tc.step.push(t, s, t0.Add(time.Second))
+			var rej *RejectError
+			if !errors.As(err, &rej) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want a RejectError containing %q", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("reason is not one line: %q", err)
+			}
+			if after := groupsText(t, s); after != before {
+				t.Errorf("the pushed data changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// groupsText describes the stored groups' pushed families (not the
+// timestamp families, which a rejection may set).
+func groupsText(t *testing.T, s *Store) string {
+	t.Helper()
+	var b strings.Builder
+	for _, g := range s.Groups() {
+		for _, f := range g.Families() {
+			if f.Name() == PushTimeName || f.Name() == PushFailureTimeName {
+				continue
+			}
+			mf, err := f.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(g.Key().String() + " " + mf.String() + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestAcceptedAfterTheConflictingFamilyIsGone(t *testing.T) {
+	s := New(Options{UTF8Names: true})
+	a, b := key("job", "a"), key("job", "b")
+	if err := (identityStep{key: a, body: "{\"m.x\",\"a.b\"=\"1\"} 1\n"}).push(t, s, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := (identityStep{key: b, body: "m_x{a_b=\"1\"} 1\n"}).push(t, s, t0); err == nil {
+		t.Fatal("m_x{a_b} was accepted beside m.x{a.b}")
+	}
+	// The same group may change its own names: its old families go.
+	if err := (identityStep{key: a, body: "m_x{a_b=\"1\"} 1\n"}).push(t, s, t0); err != nil {
+		t.Fatalf("group a could not replace its own m.x by m_x: %v", err)
+	}
+	if err := s.Delete(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	if err := (identityStep{key: b, body: "{\"m.x\",\"a.b\"=\"1\"} 1\n"}).push(t, s, t0); err != nil {
+		t.Fatalf("m.x{a.b} was refused after the group holding m_x{a_b} was deleted: %v", err)
+	}
+}
+
+func TestPushedTimestampFamiliesAreReplacedByTheGatewaysOwn(t *testing.T) {
+	s := New(Options{})
+	mustPush(t, s, key("job", "a"), Replace, "push_time_seconds 1\npush_failure_time_seconds 2\nm 3\n", t0)
+	_, fams := scrape(t, s)
+	if v, ok := value(t, fams, PushTimeName, map[string]string{"job": "a", "instance": ""}); !ok || v != unixSeconds(t0) {
+		t.Errorf("push_time_seconds = %v (present %v), want the push's own time %v", v, ok, unixSeconds(t0))
+	}
+	if v, _ := value(t, fams, PushFailureTimeName, map[string]string{"job": "a", "instance": ""}); v != 0 {
+		t.Errorf("push_failure_time_seconds = %v, want 0", v)
+	}
+	if _, ok := value(t, fams, "m", map[string]string{"job": "a", "instance": ""}); !ok {
+		t.Error("the rest of the push was not stored")
+	}
+	if got := s.OverriddenFamilies(); got != 2 {
+		t.Errorf("OverriddenFamilies = %d, want 2", got)
+	}
+}
+
+func TestReservedNamesRejectCollidingPushes(t *testing.T) {
+	s := New(Options{})
+	s.Reserve([]*dto.MetricFamily{
+		{Name: proto.String("pushgate_journal_syncs_total"), Type: dto.MetricType_COUNTER.Enum()},
+		{Name: proto.String("go_memstats_alloc_bytes"), Type: dto.MetricType_GAUGE.Enum()},
+		{Name: proto.String("go_memstats_alloc_bytes_total"), Type: dto.MetricType_COUNTER.Enum()},
+	})
+	for _, body := range []string{
+		"# TYPE pushgate_journal_syncs_total histogram\npushgate_journal_syncs_total_bucket{le=\"+Inf\"} 1\npushgate_journal_syncs_total_sum 1\npushgate_journal_syncs_total_count 1\n",
+		"# TYPE pushgate_journal_syncs gauge\npushgate_journal_syncs 1\n",
+	} {
+		if err := push(t, s, key("job", "a"), Replace, body, t0); err == nil {
+			t.Errorf("accepted a push colliding with an own name:\n%s", body)
+		}
+	}
+	mustPush(t, s, key("job", "b"), Replace, "# TYPE pushgate_journal_syncs_total counter\npushgate_journal_syncs_total 1\n", t0)
+}
