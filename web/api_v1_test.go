@@ -171,22 +171,6 @@ func nativeHistogramFamily() *dto.MetricFamily {
 	}
 }
 
-// floatNativeHistogramFamily is a float native histogram with schema 1.
-func floatNativeHistogramFamily() *dto.MetricFamily {
-	return &dto.MetricFamily{
-		Name: proto.String("weights"),
-		Type: dto.MetricType_GAUGE_HISTOGRAM.Enum(),
-		Metric: []*dto.Metric{{Histogram: &dto.Histogram{
-			SampleCountFloat: proto.Float64(3.5),
-			SampleSum:        proto.Float64(4.25),
-			Schema:           proto.Int32(1),
-			ZeroThreshold:    proto.Float64(0),
-			PositiveSpan:     []*dto.BucketSpan{{Offset: proto.Int32(0), Length: proto.Uint32(2)}},
-			PositiveCount:    []float64{1.5, 2},
-		}}},
-	}
-}
-
 func TestAPIMetricsHasTheReferenceShapeForEveryType(t *testing.T) {
 	h, st := apiTestHandler(t)
 	apiPushText(t, st, apiT0, `# HELP requests_total Requests.
@@ -208,7 +192,7 @@ size_bytes_sum 4500
 size_bytes_count 8
 untyped_thing 42
 `, "job", "batch", "instance", "i1")
-	apiPush(t, st, apiT0.Add(time.Second), []*dto.MetricFamily{nativeHistogramFamily(), floatNativeHistogramFamily()}, "job", "native")
+	apiPush(t, st, apiT0.Add(time.Second), []*dto.MetricFamily{nativeHistogramFamily()}, "job", "native")
 
 	rec := apiDo(h, http.MethodGet, "/api/v1/metrics")
 	if rec.Code != http.StatusOK {
@@ -250,11 +234,7 @@ untyped_thing 42
 			"metrics":[{"labels":{"instance":"","job":"native"},"value":"0"}]},
 		"push_time_seconds":{"time_stamp":"2024-03-01T12:00:01Z","type":"GAUGE",
 			"help":"Last Unix time when changing this group in the Pushgateway succeeded.",
-			"metrics":[{"labels":{"instance":"","job":"native"},"value":"1.709294401e+09"}]},
-		"weights":{"time_stamp":"2024-03-01T12:00:01Z","type":"GAUGE_HISTOGRAM",
-			"metrics":[{"labels":{"instance":"","job":"native"},"count":"3.5","sum":"4.25","buckets":[
-				[0,"0.7071067811865475","1","1.5"],
-				[0,"1","1.414213562373095","2"]]}]}
+			"metrics":[{"labels":{"instance":"","job":"native"},"value":"1.709294401e+09"}]}
 	}]}`)
 }
 
