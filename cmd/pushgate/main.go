@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,6 +144,7 @@ func run(args []string) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	st := store.New(store.Options{UTF8Names: c.utf8Names, Logger: logger, Limits: c.limits})
+	reg.MustRegister(newStoreCollector(st))
 	var permissions *access.PolicyFile
 	if c.permissionsFile != "" {
 		permissions, err = access.LoadPolicyFile(c.permissionsFile, reg, logger)
@@ -194,7 +196,9 @@ func run(args []string) int {
 		logger.Error("gathering the gateway's own metrics", "err", err)
 		return 1
 	}
-	st.Reserve(append(builtin, web.OwnFamilies()...))
+	// Every own name is reserved before the first push, the journal's
+	// too, which register only once the journal is open (or never).
+	st.Reserve(slices.Concat(builtin, web.OwnFamilies(), journalFamilies()))
 
 	srv := c.server.apply(&http.Server{
 		Handler:  handler,
