@@ -10,8 +10,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// groupCodecVersion is the first byte of an encoded group.
-const groupCodecVersion = 1
+// groupCodecVersion is the first byte of an encoded group. Version 2 adds
+// the last failure's reason after the families; version 1 records (without
+// it) are still read.
+const groupCodecVersion = 2
 
 // encodeGroup serializes a group for the journal: version, push and failure
 // times, grouping labels, then each pushed family's header and its protobuf
@@ -56,15 +58,16 @@ func encodeGroup(g *Group) []byte {
 		b = binary.AppendUvarint(b, uint64(len(metrics)))
 		b = append(b, metrics...)
 	}
-	return b
+	return appendString(b, g.failReason)
 }
 
 // storedGroup is a decoded journal record: the key, times and families.
 type storedGroup struct {
 	key      GroupKey
-	pushTime time.Time
-	failTime time.Time
-	families []storedFamily
+	pushTime   time.Time
+	failTime   time.Time
+	failReason string
+	families   []storedFamily
 }
 
 type storedFamily struct {
@@ -76,8 +79,9 @@ type storedFamily struct {
 func decodeGroup(b []byte) (storedGroup, error) {
 	var sg storedGroup
 	r := reader{b: b}
-	if v := r.byte(); v != groupCodecVersion {
-		return sg, fmt.Errorf("unknown group encoding version %d", v)
+	version := r.byte()
+	if version != 1 && version != groupCodecVersion {
+		return sg, fmt.Errorf("unknown group encoding version %d", version)
 	}
 	sg.pushTime = nanosTime(r.varint())
 	sg.failTime = nanosTime(r.varint())
@@ -107,6 +111,9 @@ func decodeGroup(b []byte) (storedGroup, error) {
 			return sg, fmt.Errorf("decode family %q: %w", mf.GetName(), err)
 		}
 		sg.families = append(sg.families, storedFamily{mf: mf, lastPush: last})
+	}
+	if version >= 2 && r.err == nil {
+		sg.failReason = r.string()
 	}
 	if r.err != nil {
 		return sg, r.err
@@ -142,7 +149,7 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	if err != nil {
 		return err
 	}
-	g := &Group{key: sg.key, pushTime: sg.pushTime, failTime: sg.failTime, families: make(map[string]*Family, len(prepared)+2)}
+	g := &Group{key: sg.key, pushTime: sg.pushTime, failTime: sg.failTime, failReason: sg.failReason, families: make(map[string]*Family, len(prepared)+2)}
 	enc := s.render.encoding()
 	var sc scratch
 	for i, pf := range prepared {

@@ -24,6 +24,9 @@ type Group struct {
 	families map[string]*Family
 	pushTime time.Time
 	failTime time.Time
+	// failReason is the one-line reason of the last rejected push, kept
+	// with failTime.
+	failReason string
 }
 
 // Key returns the group's grouping key.
@@ -34,6 +37,11 @@ func (g *Group) PushTime() time.Time { return g.pushTime }
 
 // FailureTime returns the time of the last failed push, or the zero time.
 func (g *Group) FailureTime() time.Time { return g.failTime }
+
+// FailureReason returns the one-line reason the last failed push was
+// rejected with, or "" when no push failed (or the failure predates
+// pushgate keeping reasons).
+func (g *Group) FailureReason() string { return g.failReason }
 
 // LastPushSuccessful reports whether the last push succeeded, by the
 // reference's rule: failed means the failure time is after the success time.
@@ -61,7 +69,7 @@ func (g *Group) SeriesCount() int {
 
 // withTimes returns a copy of g sharing its families map contents.
 func (g *Group) clone() *Group {
-	ng := &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, families: make(map[string]*Family, len(g.families))}
+	ng := &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: make(map[string]*Family, len(g.families))}
 	for n, f := range g.families {
 		ng.families[n] = f
 	}

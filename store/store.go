@@ -225,7 +225,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	var oldFams map[string]*Family
 	if old != nil {
 		oldFams = old.families
-		ng.failTime = old.failTime
+		ng.failTime, ng.failReason = old.failTime, old.failReason
 		if p.Method == Merge {
 			for n, f := range old.families {
 				ng.families[n] = f
@@ -301,11 +301,11 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 	var ng *Group
 	if old != nil {
 		ng = old.clone()
-		ng.failTime = at
+		ng.failTime, ng.failReason = at, rej.Reason
 		ng.families[PushFailureTimeName] = failFam
 	} else {
 		pushFam, pushPrep := s.timeFamily(PushTimeName, key, time.Time{}, enc, nil)
-		ng = &Group{key: key, failTime: at, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
+		ng = &Group{key: key, failTime: at, failReason: rej.Reason, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
 			err = s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.ownerName)
