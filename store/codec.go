@@ -63,7 +63,7 @@ func encodeGroup(g *Group) []byte {
 
 // storedGroup is a decoded journal record: the key, times and families.
 type storedGroup struct {
-	key      GroupKey
+	key        GroupKey
 	pushTime   time.Time
 	failTime   time.Time
 	failReason string
