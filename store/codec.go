@@ -70,8 +70,12 @@ type storedGroup struct {
 	families   []storedFamily
 }
 
+// storedFamily is one family of a stored group: mf, and either mf's
+// metrics or, read from the journal, their protobuf bytes (field 4 of
+// MetricFamily, repeated) still encoded.
 type storedFamily struct {
 	mf       *dto.MetricFamily
+	metrics  []byte
 	lastPush time.Time
 }
 
@@ -107,10 +111,7 @@ func decodeGroup(b []byte) (storedGroup, error) {
 		if r.err != nil {
 			break
 		}
-		if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(metrics, mf); err != nil {
-			return sg, fmt.Errorf("decode family %q: %w", mf.GetName(), err)
-		}
-		sg.families = append(sg.families, storedFamily{mf: mf, lastPush: last})
+		sg.families = append(sg.families, storedFamily{mf: mf, metrics: metrics, lastPush: last})
 	}
 	if version >= 2 && r.err == nil {
 		sg.failReason = r.string()
@@ -121,27 +122,17 @@ func decodeGroup(b []byte) (storedGroup, error) {
 	return sg, nil
 }
 
-// Restore loads one journal record (a key and a group encoded by the store)
-// into the store. It is the callback for journal.Open and runs before the
-// store serves requests. A record that conflicts with groups already loaded
-// is skipped with a warning rather than making the store inconsistent.
-func (s *Store) Restore(key string, value []byte) error {
-	sg, err := decodeGroup(value)
-	if err != nil {
-		return fmt.Errorf("restore group %q: %w", key, err)
-	}
-	if err := s.restoreGroup(sg); err != nil {
-		s.logger.Warn("stored group skipped", "group", sg.key.String(), "err", err)
-	}
-	return nil
-}
-
-// restoreGroup installs a group read from storage (the journal or an
-// imported reference file) after running the same checks as a push.
+// restoreGroup installs a group read from outside (an imported reference
+// file) after running the same checks as a push.
 func (s *Store) restoreGroup(sg storedGroup) error {
 	mfs := make([]*dto.MetricFamily, len(sg.families))
 	for i, sf := range sg.families {
 		mfs[i] = sf.mf
+		if sf.metrics != nil {
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(sf.metrics, sf.mf); err != nil {
+				return fmt.Errorf("decode family %q: %w", sf.mf.GetName(), err)
+			}
+		}
 	}
 	// No limits: a group already acknowledged is never dropped because a
 	// limit was lowered since; the running totals still count it.

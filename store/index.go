@@ -278,7 +278,11 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 			if of == nil || !of.hasSeries(typ, pf.series, pf.labels) {
 				for i, h := range pf.series {
 					if o, ok := e.series[h]; ok && o != self {
-						return fmt.Errorf("series %s is already pushed by group %s", seriesString(name, pf.mf.Metric[i].Label), owner(ix.gids[o]))
+						series := fmt.Sprintf("%q", name)
+						if i < len(pf.mf.Metric) {
+							series = seriesString(name, pf.mf.Metric[i].Label)
+						}
+						return fmt.Errorf("series %s is already pushed by group %s", series, owner(ix.gids[o]))
 					}
 				}
 			}
