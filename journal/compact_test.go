@@ -140,7 +140,7 @@ func TestCompactionRunsWhileAppendsGoOn(t *testing.T) {
 					g = []Op{set(k, fmt.Sprint(i, value))}
 				}
 				mu.Lock() // like the store: Append under the caller's lock
-				tk, err := j.Append(g...)
+				tk, err := j.AppendTicket(g...)
 				groups = append(groups, g)
 				mu.Unlock()
 				if err != nil {

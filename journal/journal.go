@@ -113,6 +113,10 @@ type Ticket struct {
 // per Append, starting at 1 after Open.
 func (t *Ticket) Seq() uint64 { return t.seq }
 
+// Position returns the Append's sequence number as a log position
+// (Commit).
+func (t *Ticket) Position() Position { return Position(t.seq) }
+
 // Wait blocks until the Append's ops are written and fsync'd, or the journal
 // failed. Cancelling ctx only stops the wait; the ops stay queued.
 func (t *Ticket) Wait(ctx context.Context) error {
@@ -310,7 +314,17 @@ func (j *Journal) writeHeader(f file) error {
 // the group is durable. Append with no ops returns a Ticket that completes
 // once everything appended before it is durable. Append fails at once if the
 // journal has failed or is closed.
-func (j *Journal) Append(ops ...Op) (*Ticket, error) {
+func (j *Journal) Append(ops ...Op) (Commit, error) {
+	t, err := j.AppendTicket(ops...)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// AppendTicket is Append returning the concrete *Ticket, whose Seq the
+// journal's own tests and tools read.
+func (j *Journal) AppendTicket(ops ...Op) (*Ticket, error) {
 	size, err := validateOps(ops)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: append: %w", j.path, err)

@@ -195,11 +195,11 @@ func TestAppendAfterCloseFails(t *testing.T) {
 
 func TestAppendWithNoOpsWaitsForEarlierAppends(t *testing.T) {
 	j, _ := openJournal(t, filepath.Join(t.TempDir(), "state.pgj"), nil, Options{})
-	a, err := j.Append(set("a", "1"))
+	a, err := j.AppendTicket(set("a", "1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	barrier, err := j.Append()
+	barrier, err := j.AppendTicket()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestCloseFlushesPendingAppends(t *testing.T) {
 	j, _ := openJournal(t, path, nil, Options{})
 	var tickets []*Ticket
 	for i := range 100 {
-		tk, err := j.Append(set(fmt.Sprint("k", i), "v"))
+		tk, err := j.AppendTicket(set(fmt.Sprint("k", i), "v"))
 		if err != nil {
 			t.Fatal(err)
 		}

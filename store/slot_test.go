@@ -174,11 +174,9 @@ type refusingJournal struct{}
 
 var errJournalRefused = errors.New("journal refused by test")
 
-func (refusingJournal) Append(...journal.Op) (*journal.Ticket, error) {
+func (refusingJournal) Append(...journal.Op) (journal.Commit, error) {
 	return nil, errJournalRefused
 }
-
-func (refusingJournal) DurableSeq() uint64 { return 0 }
 
 func TestARefusedChangeLeavesTheScrapeAsItWas(t *testing.T) {
 	for _, withSnapshot := range []bool{false, true} {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,14 +21,6 @@ import (
 
 	"github.com/pushgate/pushgate/journal"
 )
-
-// Journal is the durable log the store writes every change to. Append is
-// called under the store's lock, so it must not wait for I/O; the returned
-// ticket is waited on after the lock is released.
-type Journal interface {
-	Append(ops ...journal.Op) (*journal.Ticket, error)
-	DurableSeq() uint64
-}
 
 // Options configures a Store.
 type Options struct {
@@ -68,7 +61,7 @@ type Store struct {
 	opts    Options
 	seed    maphash.Seed
 	logger  *slog.Logger
-	journal Journal
+	journal journal.Log
 	// render holds the text encoding pushes render for (the one last
 	// scraped) and the flate writers gzip scrapes reuse.
 	render renderState
@@ -77,6 +70,8 @@ type Store struct {
 	groups  map[string]*Group
 	index   *index
 	entries *btree.BTreeG[entry]
+	// pending holds the changes appended to the journal and not yet known
+	// durable, oldest first.
 	pending []undo
 	// snapshots counts the open snapshots: while there are any, install
 	// leaves slots alone (see slot).
@@ -156,7 +151,7 @@ func entryLess(a, b entry) bool {
 // undo remembers what a not yet durable change replaced, so that a journal
 // failure can take it back.
 type undo struct {
-	seq    uint64
+	commit journal.Commit
 	groups []undoGroup
 }
 
@@ -187,7 +182,7 @@ func New(opts Options) *Store {
 
 // SetJournal makes every later change durable in j before it is acknowledged.
 // Call it after restoring the journal's records and before serving requests.
-func (s *Store) SetJournal(j Journal) {
+func (s *Store) SetJournal(j journal.Log) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.journal = j
@@ -365,56 +360,62 @@ func (s *Store) Wipe(ctx context.Context) error {
 }
 
 // commitLocked installs the new groups (nil removes) and appends ops to the
-// journal as one atomic record. If the journal refuses the append, the change is undone at once.
-// s.mu must be held.
-func (s *Store) commitLocked(undos []undoGroup, next []*Group, ops ...journal.Op) (*journal.Ticket, error) {
+// journal as one atomic batch. If the journal refuses the append, the change
+// is undone at once. s.mu must be held.
+func (s *Store) commitLocked(undos []undoGroup, next []*Group, ops ...journal.Op) (journal.Commit, error) {
 	for i, u := range undos {
 		s.install(u.gid, u.prev, next[i])
 	}
 	if s.journal == nil {
 		return nil, nil
 	}
-	ticket, err := s.journal.Append(ops...)
+	c, err := s.journal.Append(ops...)
 	if err != nil {
-		for i := len(undos) - 1; i >= 0; i-- {
-			s.install(undos[i].gid, next[i], undos[i].prev)
-		}
+		s.rollback([]undo{{groups: undos}})
 		return nil, &PersistenceError{Err: err}
 	}
-	durable := s.journal.DurableSeq()
-	trim := 0
-	for trim < len(s.pending) && s.pending[trim].seq <= durable {
-		trim++
-	}
-	s.pending = append(s.pending[trim:], undo{seq: ticket.Seq(), groups: undos})
-	return ticket, nil
+	s.pending = append(s.pending, undo{commit: c, groups: undos})
+	return c, nil
 }
 
-// wait blocks until ticket is durable. On a journal failure every change that
-// is not durable is rolled back, newest first.
-func (s *Store) wait(ctx context.Context, ticket *journal.Ticket) error {
-	if ticket == nil {
+// wait blocks until c is durable. If it failed, its change is rolled back,
+// with every change appended after it (which the log will not make durable
+// either, and which were checked against it), newest first; changes
+// appended before it are left to their own waiters.
+func (s *Store) wait(ctx context.Context, c journal.Commit) error {
+	if c == nil {
 		return nil
 	}
-	err := ticket.Wait(ctx)
-	if err == nil || ctx.Err() != nil {
+	err := c.Wait(ctx)
+	if err != nil && ctx.Err() != nil {
 		return err
 	}
 	s.mu.Lock()
-	durable := s.journal.DurableSeq()
-	for i := len(s.pending) - 1; i >= 0; i-- {
-		u := s.pending[i]
-		if u.seq <= durable {
-			break
+	defer s.mu.Unlock()
+	k := slices.IndexFunc(s.pending, func(u undo) bool { return u.commit == c })
+	if err == nil {
+		// Batches become durable in order: c and every batch before it
+		// are durable now.
+		if k >= 0 {
+			s.pending = slices.Delete(s.pending, 0, k+1)
 		}
-		for j := len(u.groups) - 1; j >= 0; j-- {
-			ug := u.groups[j]
+		return nil
+	}
+	if k >= 0 {
+		s.rollback(s.pending[k:])
+		s.pending = s.pending[:k]
+	}
+	return &PersistenceError{Err: err}
+}
+
+// rollback takes back the changes of us, newest first. s.mu must be held.
+func (s *Store) rollback(us []undo) {
+	for i := len(us) - 1; i >= 0; i-- {
+		for j := len(us[i].groups) - 1; j >= 0; j-- {
+			ug := us[i].groups[j]
 			s.install(ug.gid, s.groups[ug.gid], ug.prev)
 		}
 	}
-	s.pending = nil
-	s.mu.Unlock()
-	return &PersistenceError{Err: err}
 }
 
 // install replaces group gid's state old by next (nil: absent) in the group
