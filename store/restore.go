@@ -25,15 +25,32 @@ func (s *Store) Restore(key string, value []byte) error {
 	return nil
 }
 
-// restoreStored installs a group the store itself encoded. Its families
-// were checked field by field and rendered when they were pushed, so they
-// are rebuilt straight from their protobuf bytes: the series are hashed
-// from the labels read in place, and text is rendered by the first scrape
-// that needs it. Only the consistency index is consulted, which a record
-// written under older rules may fail. Building families through prepare and
-// newFamily instead took 1.2 s for 10,000 groups of the bench payload
-// (BenchmarkRestore), most of it decoding into dto objects and rendering.
+// restoreStored installs a group the store itself encoded, unless the
+// consistency index refuses it.
 func (s *Store) restoreStored(sg storedGroup) error {
+	g, prepared, err := s.storedGroup(sg)
+	if err != nil {
+		return err
+	}
+	gid := sg.key.ID()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.groups[gid]
+	if err := s.index.check(gid, familiesOf(old), g.families, prepared, s.ownerName); err != nil {
+		return err
+	}
+	s.install(gid, old, g)
+	return nil
+}
+
+// storedGroup rebuilds a group the store itself encoded. Its families were
+// checked field by field and rendered when they were pushed, so they are
+// rebuilt straight from their protobuf bytes: the series are hashed from
+// the labels read in place, and text is rendered by the first scrape that
+// needs it. Building families through prepare and newFamily instead took
+// 1.2 s for 10,000 groups of the bench payload (BenchmarkRestore), most of
+// it decoding into dto objects and rendering.
+func (s *Store) storedGroup(sg storedGroup) (*Group, []preparedFamily, error) {
 	g := &Group{key: sg.key, pushTime: sg.pushTime, failTime: sg.failTime, failReason: sg.failReason, families: make(map[string]*Family, len(sg.families)+2)}
 	prepared := make([]preparedFamily, 0, len(sg.families)+2)
 	var h maphash.Hash
@@ -42,7 +59,7 @@ func (s *Store) restoreStored(sg storedGroup) error {
 	for _, sf := range sg.families {
 		f, err := s.storedFamily(sf, &h, &sc)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		g.families[f.Name()] = f
 		prepared = append(prepared, preparedFamily{mf: sf.mf, series: f.series, labels: f.labels})
@@ -52,20 +69,15 @@ func (s *Store) restoreStored(sg storedGroup) error {
 	failFam, failPrep := s.timeFamily(PushFailureTimeName, sg.key, sg.failTime, enc, &sc)
 	g.families[PushTimeName] = pushFam
 	g.families[PushFailureTimeName] = failFam
-	prepared = append(prepared, pushPrep, failPrep)
-	gid := sg.key.ID()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := s.groups[gid]
-	var oldFams map[string]*Family
-	if old != nil {
-		oldFams = old.families
+	return g, append(prepared, pushPrep, failPrep), nil
+}
+
+// familiesOf returns g's families, nil for an absent group.
+func familiesOf(g *Group) map[string]*Family {
+	if g == nil {
+		return nil
 	}
-	if err := s.index.check(gid, oldFams, g.families, prepared, s.ownerName); err != nil {
-		return err
-	}
-	s.install(gid, old, g)
-	return nil
+	return g.families
 }
 
 // storedFamily rebuilds a family from its stored protobuf bytes.

@@ -88,6 +88,10 @@ type Store struct {
 	series int
 	// overridden counts pushed timestamp families (dropTimeFamilies).
 	overridden atomic.Uint64
+	// applied is the highest log position Apply applied, and
+	// applyConflicts counts the changes it applied against the index.
+	applied        journal.Position
+	applyConflicts uint64
 }
 
 // entry is one family of one group in the scrape order: by metric name, then

@@ -6,11 +6,31 @@ import (
 	"github.com/pushgate/pushgate/store"
 )
 
-// newStoreCollector exposes the store's counters that the web layer does
-// not already count.
-func newStoreCollector(st *store.Store) prometheus.Collector {
-	return prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "pushgate_push_overridden_families_total",
-		Help: "Pushed push_time_seconds and push_failure_time_seconds families replaced by the gateway's own values, as the reference does.",
-	}, func() float64 { return float64(st.OverriddenFamilies()) })
+// storeCollector exposes the store's counters that the web layer does not
+// already count.
+type storeCollector struct {
+	st                  *store.Store
+	overridden, applied *prometheus.Desc
+}
+
+func newStoreCollector(st *store.Store) *storeCollector {
+	return &storeCollector{
+		st: st,
+		overridden: prometheus.NewDesc("pushgate_push_overridden_families_total",
+			"Pushed push_time_seconds and push_failure_time_seconds families replaced by the gateway's own values, as the reference does.", nil, nil),
+		applied: prometheus.NewDesc("pushgate_store_apply_conflicts_total",
+			"Committed changes applied although the consistency index refused them (each one a bug: replicas apply them to stay equal).", nil, nil),
+	}
+}
+
+// Describe sends the descriptors.
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.overridden
+	ch <- c.applied
+}
+
+// Collect reads the store's counters.
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.overridden, prometheus.CounterValue, float64(c.st.OverriddenFamilies()))
+	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.CounterValue, float64(c.st.ApplyConflicts()))
 }
