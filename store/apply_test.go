@@ -20,7 +20,7 @@ type recordingLog struct {
 
 type doneCommit journal.Position
 
-func (c doneCommit) Wait(context.Context) error  { return nil }
+func (c doneCommit) Wait(context.Context) error { return nil }
 func (c doneCommit) Position() journal.Position { return journal.Position(c) }
 
 func (l *recordingLog) Append(ops ...journal.Op) (journal.Commit, error) {
