@@ -42,11 +42,20 @@ type Snapshotter interface {
 	Load(ctx context.Context, fn func(key string, value []byte) error) (Position, error)
 }
 
-// Follower is a log whose changes made elsewhere can be followed: Follow
-// calls fn for every batch committed after from, in order, each with its
-// position, until ctx ends or fn or the log fails. A log that lost the
-// history after from (compacted) returns an error wrapping ErrCompacted;
-// the follower then loads a fresh snapshot.
+// Batch is one committed batch of changes, as a Follower delivers it.
+type Batch struct {
+	Position Position
+	Ops      []Op
+	// Own is set when this process's Log committed the batch: its store
+	// installed the change when it was pushed, and only needs to know the
+	// position it now holds.
+	Own bool
+}
+
+// Follower is a log whose changes can be followed: Follow calls fn for
+// every batch committed after from, in order, until ctx ends or fn or the
+// log fails. A log that lost the history after from (compacted) returns an
+// error wrapping ErrCompacted; the follower then loads a fresh snapshot.
 type Follower interface {
-	Follow(ctx context.Context, from Position, fn func(pos Position, ops []Op) error) error
+	Follow(ctx context.Context, from Position, fn func(Batch) error) error
 }
