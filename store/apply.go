@@ -71,6 +71,17 @@ func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 	return nil
 }
 
+// MarkApplied records that the store holds every change up to pos: a
+// batch this store's own log committed (journal.Batch.Own), whose change
+// was installed when it was pushed.
+func (s *Store) MarkApplied(pos journal.Position) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pos > s.applied {
+		s.applied = pos
+	}
+}
+
 // Applied returns the highest log position Apply has applied.
 func (s *Store) Applied() journal.Position {
 	s.mu.Lock()
