@@ -86,3 +86,31 @@ func TestUIIndexSortsLabelValuesNaturally(t *testing.T) {
 		t.Fatalf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestUIGroupSortsSeriesByLabelValuesNaturally(t *testing.T) {
+	h, st := apiTestHandler(t)
+	apiPushText(t, st, apiT0, `# TYPE free_bytes gauge
+free_bytes{disk="sda10"} 1
+free_bytes{disk="sda2"} 2
+free_bytes{disk="sda1"} 3
+free_bytes{disk="sda2",part="p10"} 4
+free_bytes{disk="sda2",part="p9"} 5
+`, "job", "df")
+	page := uiGet(t, h, "/group?key="+encodeGroupParam(st.Groups()[0].Key()), http.StatusOK)
+	family := page[strings.Index(page, `id="family-free_bytes"`):]
+	family = family[:strings.Index(family, "</section>")]
+	var got []string
+	for _, row := range strings.Split(family, "<tr>")[2:] { // [0] before the table, [1] the header
+		got = append(got, strings.Join(badgeTexts(row), " "))
+	}
+	want := []string{
+		`job="df" instance="" disk="sda1"`,
+		`job="df" instance="" disk="sda2"`,
+		`job="df" instance="" disk="sda2" part="p9"`,
+		`job="df" instance="" disk="sda2" part="p10"`,
+		`job="df" instance="" disk="sda10"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("series\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -614,6 +614,9 @@ func (h *Handler) uiGroup(w http.ResponseWriter, r *http.Request) {
 			for _, m := range mf.GetMetric() {
 				fv.Series = append(fv.Series, newSeriesView(mf.GetType(), m))
 			}
+			// Pushed order is the client's (client_golang sends db10
+			// before db2); show series by label values, naturally.
+			slices.SortStableFunc(fv.Series, func(a, b seriesView) int { return compareLabelSets(a.Labels, b.Labels) })
 		}
 		page.Families = append(page.Families, fv)
 	}
