@@ -82,8 +82,9 @@ func runBrowser(t *testing.T, config map[string]any, result any) {
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 // TestBrowserUIFlow pushes real groups, then, in chromium: filters the
-// table, opens a group whose label value is a <script> tag (shown, never
-// run), deletes the group through the confirm dialog, and deletes the stale
+// table, checks the hover text of a failed push's badge, opens a group whose
+// label value is a <script> tag (shown, never run, also inside the failure
+// reason), deletes the group through the confirm dialog, and deletes the stale
 // groups through the admin API's button. The deletes are then checked on
 // /metrics.
 func TestBrowserUIFlow(t *testing.T) {
@@ -100,6 +101,10 @@ browser_duration_seconds 12.5
 # TYPE browser_rows_total counter
 browser_rows_total{table="a"} 100
 `)
+	// A rejected push (one series twice): its reason quotes the <script>
+	// label value.
+	mustStatus(t, http.StatusBadRequest, http.MethodPost, g.url("/metrics/job/browser-victim/x@base64/"+b64(hostile)),
+		[]byte("browser_dup 1\nbrowser_dup 2\n"))
 	pushText(t, g, http.MethodPut, "/metrics/job/browser-a/instance/h1", "browser_other 1\n")
 	pushText(t, g, http.MethodPut, "/metrics/job/browser-b/instance/h2", "browser_other 2\n")
 	victim := lbl("job", "browser-victim", "x", hostile, "instance", "")
@@ -120,6 +125,7 @@ browser_rows_total{table="a"} 100
 		"filter":       "browser-victim",
 		"victim":       "browser-victim",
 		"hostile":      hostile,
+		"failure":      "duplicate series browser_dup{",
 		"families":     []string{"browser_duration_seconds", "browser_rows_total", "push_time_seconds", "push_failure_time_seconds"},
 		"staleMatcher": `job=~"stale-.*"`,
 		"staleAfter":   "1s",

@@ -22,7 +22,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -215,11 +214,12 @@ func sortGroupsByKey(gs []*store.Group) {
 }
 
 // compareGroupKeys orders grouping keys the way people read them: by job,
-// then by instance (absent first), then by the remaining labels. Store.Groups
-// orders by the canonical ID instead, where a key with an "instance" label
-// sorts before every job-only key.
+// then by instance (absent first), then by the remaining labels, every value
+// in natural order (db2 before db10). Store.Groups orders by the canonical
+// ID instead, where a key with an "instance" label sorts before every
+// job-only key.
 func compareGroupKeys(a, b store.GroupKey) int {
-	if c := strings.Compare(a.Job(), b.Job()); c != 0 {
+	if c := naturalCompare(a.Job(), b.Job()); c != 0 {
 		return c
 	}
 	ai, aok := a.Get("instance")
@@ -231,7 +231,7 @@ func compareGroupKeys(a, b store.GroupKey) int {
 		}
 		return 1
 	case ai != bi:
-		return strings.Compare(ai, bi)
+		return naturalCompare(ai, bi)
 	}
-	return strings.Compare(a.ID(), b.ID())
+	return compareLabelSets(a.Labels(), b.Labels())
 }

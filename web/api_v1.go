@@ -13,6 +13,11 @@ package web
 //     In the reference the family silently replaces the group's key.
 //   - GAUGE_HISTOGRAM families are shown as histograms; the reference shows
 //     every series of such a family as "value": "0".
+//   - A group with a rejected push on record has one more key,
+//     "last_push_failure_reason": the last rejection's one-line reason,
+//     kept with push_failure_time_seconds. Groups without one look exactly
+//     as in the reference; a family of that name is always left out, like
+//     "labels".
 
 import (
 	"bytes"
@@ -163,8 +168,13 @@ type apiFamily struct {
 	Metrics   []map[string]any `json:"metrics"`
 }
 
+// failureReasonKey is the group key of /api/v1/metrics that holds the last
+// rejected push's reason; pushgate's own, absent from the reference.
+const failureReasonKey = "last_push_failure_reason"
+
 // appendGroupJSON writes one group object: "labels", "last_push_successful",
-// then one key per family, in name order.
+// "last_push_failure_reason" when the group has one, then one key per
+// family, in name order.
 func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 	enc := json.NewEncoder(buf)
 	// encode appends v without the newline json.Encoder ends values with.
@@ -182,9 +192,15 @@ func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 	}
 	buf.WriteString(`,"last_push_successful":`)
 	buf.WriteString(strconv.FormatBool(g.LastPushSuccessful()))
+	if reason := g.FailureReason(); reason != "" {
+		buf.WriteString(`,"` + failureReasonKey + `":`)
+		if err := encode(reason); err != nil {
+			return fmt.Errorf("encode failure reason of %s: %w", key, err)
+		}
+	}
 	for _, f := range g.Families() {
 		name := f.Name()
-		if name == "labels" || name == "last_push_successful" {
+		if name == "labels" || name == "last_push_successful" || name == failureReasonKey {
 			continue // the group's own keys win; see the file comment
 		}
 		mf, err := f.Decode()

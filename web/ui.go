@@ -434,7 +434,10 @@ type indexRow struct {
 	Age      string
 	Stale    bool
 	Failed   bool
-	Series   int
+	// FailureReason is the last rejected push's reason, shown as the
+	// hover text of the "last push failed" badge.
+	FailureReason string
+	Series        int
 }
 
 // sortLink is one of the table's sort choices.
@@ -519,6 +522,9 @@ func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 			Failed:   !g.LastPushSuccessful(),
 			Series:   g.SeriesCount(),
 		}
+		if row.Failed {
+			row.FailureReason = g.FailureReason()
+		}
 		if !pt.IsZero() {
 			row.PushISO = pt.UTC().Format(time.RFC3339)
 			row.Age = humanAge(now.Sub(pt))
@@ -570,10 +576,13 @@ type groupPage struct {
 	PushTime    string
 	PushAge     string
 	FailureTime string
-	Failed      bool
-	SeriesCount int
-	DeletePath  string
-	Families    []familyView
+	// FailureReason is why the last rejected push was rejected, kept
+	// with FailureTime (also after a later push succeeded).
+	FailureReason string
+	Failed        bool
+	SeriesCount   int
+	DeletePath    string
+	Families      []familyView
 }
 
 // uiGroup serves one group's page: every family with HELP, TYPE, last push
@@ -602,6 +611,7 @@ func (h *Handler) uiGroup(w http.ResponseWriter, r *http.Request) {
 		page.PushAge = humanAge(now.Sub(pt))
 	}
 	page.FailureTime = formatTime(g.FailureTime())
+	page.FailureReason = g.FailureReason()
 	page.Failed = !g.LastPushSuccessful()
 	page.SeriesCount = g.SeriesCount()
 	page.DeletePath = deletePath(key)
@@ -614,6 +624,9 @@ func (h *Handler) uiGroup(w http.ResponseWriter, r *http.Request) {
 			for _, m := range mf.GetMetric() {
 				fv.Series = append(fv.Series, newSeriesView(mf.GetType(), m))
 			}
+			// Pushed order is the client's (client_golang sends db10
+			// before db2); show series by label values, naturally.
+			slices.SortStableFunc(fv.Series, func(a, b seriesView) int { return compareLabelSets(a.Labels, b.Labels) })
 		}
 		page.Families = append(page.Families, fv)
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -68,7 +69,7 @@ func TestUIIndexListsGroupsWithAgeFailureAndSeries(t *testing.T) {
 	requireContains(t, page,
 		`<span class="b instance">instance=&#34;x&#34;</span>`,
 		"1 min ago", "3 h ago", "3 d ago",
-		`<span class="failed">last push failed</span>`,
+		`<span class="failed" title="pushed metrics must not have timestamps: metric &#34;d&#34; has one">last push failed</span>`,
 		`<td class="n">4</td>`, // ancient: b, c and the two timestamps
 		`href="/group?key=`,
 		`href="/static/ui.css?v=`,
@@ -351,5 +352,61 @@ func TestUIHumanAge(t *testing.T) {
 		if got := humanAge(tc.d); got != tc.want {
 			t.Errorf("humanAge(%v) = %q, want %q", tc.d, got, tc.want)
 		}
+	}
+}
+
+// failPush pushes a body the store must reject to the group with the given
+// labels and returns the reason the group keeps.
+func failPush(t *testing.T, st *store.Store, at time.Time, body string, labels ...string) string {
+	t.Helper()
+	m := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		m[labels[i]] = labels[i+1]
+	}
+	key := store.NewGroupKey(m)
+	if err := st.Push(t.Context(), store.Push{Key: key, Method: store.Replace, Families: mustDecodeText(t, body), Time: at}); err == nil {
+		t.Fatalf("push of %q to %v accepted", body, m)
+	}
+	reason := st.Group(key).FailureReason()
+	if reason == "" {
+		t.Fatalf("push to %v rejected without a reason", m)
+	}
+	return reason
+}
+
+func TestUIShowsTheReasonOfTheLastFailedPush(t *testing.T) {
+	h, st := apiTestHandler(t)
+	const hostile = `"><script>alert(1)</script>`
+	apiPushText(t, st, apiT0, "x 1\n", "job", "failing")
+	apiPushText(t, st, apiT0, "x 1\n", "job", "fine")
+	body := fmt.Sprintf("x{v=%q} 1\nx{v=%q} 2\n", hostile, hostile) // a duplicate series, quoted in the reason
+	reason := failPush(t, st, apiT0.Add(time.Second), body, "job", "failing")
+	if !strings.Contains(reason, "<script>") {
+		t.Fatalf("the reason %q does not quote the label value; the test needs one that does", reason)
+	}
+	titles := regexp.MustCompile(`<span class="failed" title="([^"]*)">last push failed</span>`)
+	reasonRow := regexp.MustCompile(`<dt>Reason</dt><dd class="reason">([^<]*)</dd>`)
+	failing := "/group?key=" + encodeGroupParam(store.NewGroupKey(map[string]string{"job": "failing"}))
+	fine := "/group?key=" + encodeGroupParam(store.NewGroupKey(map[string]string{"job": "fine"}))
+
+	index := uiGet(t, h, "/", http.StatusOK)
+	requireNotContains(t, index, "<script>alert")
+	if m := titles.FindAllStringSubmatch(index, -1); len(m) != 1 || html.UnescapeString(m[0][1]) != reason {
+		t.Errorf("index: failed badges with a title %q, want one titled %q", m, reason)
+	}
+	page := uiGet(t, h, failing, http.StatusOK)
+	requireNotContains(t, page, "<script>alert")
+	if m := reasonRow.FindStringSubmatch(page); m == nil || html.UnescapeString(m[1]) != reason {
+		t.Errorf("group page: reason row %q, want %q", m, reason)
+	}
+	requireNotContains(t, uiGet(t, h, fine, http.StatusOK), "<dt>Reason</dt>")
+
+	// After a successful push the badge goes, and the reason stays with the
+	// failure time on the group page.
+	apiPushText(t, st, apiT0.Add(2*time.Second), "x 2\n", "job", "failing")
+	requireNotContains(t, uiGet(t, h, "/", http.StatusOK), `class="failed"`)
+	page = uiGet(t, h, failing, http.StatusOK)
+	if m := reasonRow.FindStringSubmatch(page); m == nil || html.UnescapeString(m[1]) != reason {
+		t.Errorf("group page after a successful push: reason row %q, want %q", m, reason)
 	}
 }

@@ -6,9 +6,11 @@
 // with config {scenario, base, artifacts, ...}. It prints one JSON line with
 // what it measured and exits 0, or prints the failure and exits 1. Scenarios:
 //
-//   flow   filter the groups table, open a group, check that a <script> label
-//          value is shown and never run, delete the group through the confirm
-//          dialog, then delete stale groups through the admin API button.
+//   flow   filter the groups table, check the failed badge's hover text, open
+//          a group, check that a <script> label value is shown and never run
+//          (also inside the failure reason), delete the group through the
+//          confirm dialog, then delete stale groups through the admin API
+//          button.
 //   scale  load the first screen of a large store and report its size and
 //          timings (the Go test holds the limits).
 'use strict';
@@ -50,6 +52,11 @@ async function flow(page, dialogs) {
     `filter ${config.filter} shows ${JSON.stringify(filtered)}, want only ${config.victim}`);
   await shot(page, 'index-filtered.png');
 
+  // The last rejected push's reason is the hover text of its badge.
+  const title = await page.getAttribute('table.groups tbody tr .failed', 'title');
+  check(title && title.includes(config.failure) && title.includes(config.hostile),
+    `"last push failed" badge title ${JSON.stringify(title)}, want the reason quoting ${config.hostile}`);
+
   // Open the group.
   await Promise.all([page.waitForURL(/\/group\?key=/), page.click('table.groups tbody tr a')]);
   const heading = await page.textContent('h1');
@@ -62,6 +69,8 @@ async function flow(page, dialogs) {
   const bodyText = await page.textContent('main');
   check(bodyText.includes(config.hostile), `group page does not show the value ${config.hostile}`);
   check((await page.$$('main script, main img')).length === 0, 'a label value became markup');
+  const reason = await page.textContent('dd.reason');
+  check(reason === title, `group page reason ${JSON.stringify(reason)}, badge title ${JSON.stringify(title)}`);
   await shot(page, 'group.png');
 
   // Delete it: the confirm dialog is accepted, the page returns to the index.
