@@ -135,9 +135,11 @@ func claimSchemes(utf8Names bool) []model.EscapingScheme {
 // claims returns every name a family of name and typ exposes in a scrape
 // under the given escapings, each prefixed by the scheme's byte: the escaped
 // name, the sample names of its type (text and OpenMetrics), and its
-// OpenMetrics family name, a counter X_total being the family X with samples
-// X_total and X_created. Two families of different names whose claims meet
-// would show one series or one family twice.
+// OpenMetrics family name, a counter X_total being the family X with the
+// sample X_total. Two families of different names whose claims meet would
+// show one series or one family twice. X_created is not claimed: the
+// gateway never writes created samples, and Python's client pushes every
+// counter, summary and histogram X with a gauge X_created beside it.
 func claims(name string, typ dto.MetricType, schemes []model.EscapingScheme) []string {
 	out := make([]string, 0, 6*len(schemes))
 	for _, s := range schemes {
@@ -152,11 +154,11 @@ func claims(name string, typ dto.MetricType, schemes []model.EscapingScheme) []s
 				fam = base
 				out = append(out, p+fam)
 			}
-			suffixes = []string{"_total", "_created"}
+			suffixes = []string{"_total"}
 		case dto.MetricType_SUMMARY:
-			suffixes = []string{"_sum", "_count", "_created"}
+			suffixes = []string{"_sum", "_count"}
 		case dto.MetricType_HISTOGRAM:
-			suffixes = []string{"_bucket", "_sum", "_count", "_created"}
+			suffixes = []string{"_bucket", "_sum", "_count"}
 		case dto.MetricType_GAUGE_HISTOGRAM:
 			suffixes = []string{"_bucket", "_sum", "_count", "_gsum", "_gcount"}
 		}

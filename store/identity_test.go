@@ -248,3 +248,11 @@ func TestReservedNamesRejectCollidingPushes(t *testing.T) {
 	}
 	mustPush(t, s, key("job", "b"), Replace, "# TYPE pushgate_journal_syncs_total counter\npushgate_journal_syncs_total 1\n", t0)
 }
+
+// TestPythonsCreatedGaugesAreAccepted: Python's prometheus_client pushes a
+// gauge X_created beside every counter X_total, summary and histogram.
+func TestPythonsCreatedGaugesAreAccepted(t *testing.T) {
+	s := New(Options{})
+	mustPush(t, s, key("job", "py"), Replace, "# TYPE py_runs_total counter\npy_runs_total 3\n# TYPE py_runs_created gauge\npy_runs_created 1.7e9\n"+
+		"# TYPE lat summary\nlat_sum 1\nlat_count 1\n# TYPE lat_created gauge\nlat_created 1.7e9\n", t0)
+}
