@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Prometheus 3 (prometheus and promtool v0.316.0) is built once per machine
+// by scripts/prometheus3.sh (make test-deps runs it); the tests ask the same
+// script, without building, where the binaries are, so the directory is
+// defined in one place and PROMETHEUS3_DIR overrides it for both.
+var (
+	prometheus3Once sync.Once
+	prometheus3Path string
+	prometheus3Err  error
+)
+
+// prometheus3Dir returns the directory holding Prometheus 3's prometheus and
+// promtool. When they are not built, the test is skipped loudly, or fails
+// under CI=true.
+func prometheus3Dir(t *testing.T) string {
+	t.Helper()
+	prometheus3Once.Do(func() {
+		cmd := exec.Command("bash", filepath.Join(moduleRoot, "scripts", "prometheus3.sh"), "--no-build")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			prometheus3Err = fmt.Errorf("scripts/prometheus3.sh --no-build: %w: %s", err, strings.TrimSpace(stderr.String()))
+			return
+		}
+		prometheus3Path = strings.TrimSpace(string(out))
+	})
+	if prometheus3Err != nil {
+		missingDependency(t, fmt.Sprintf("Prometheus 3 (%v)", prometheus3Err))
+	}
+	return prometheus3Path
+}
+
+// prometheus3Binary returns the path of Prometheus 3's prometheus; call it
+// before starting anything, so that a missing binary skips the test early.
+func prometheus3Binary(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(prometheus3Dir(t), "prometheus")
+}
+
+// TestPrometheus3ScrapesLegacyNames lets Prometheus 3, with its default scrape
+// settings (OpenMetrics first, then text 1.0.0 and 0.0.4, names escaped
+// allow-utf-8), scrape a gateway without UTF-8 names, and finds every pushed
+// counter, gauge, classic histogram and summary series with its name, labels
+// and value through the query API.
+func TestPrometheus3ScrapesLegacyNames(t *testing.T) {
+	bin := prometheus3Binary(t)
+	g := startGateway(t)
+	pushText(t, g, http.MethodPut, "/metrics/job/p3_legacy/instance/host1", `# HELP e2e_p3_temperature_celsius A gauge.
+# TYPE e2e_p3_temperature_celsius gauge
+e2e_p3_temperature_celsius{room="a"} 21.5
+e2e_p3_temperature_celsius{room="b"} -3
+# HELP e2e_p3_runs_total A counter.
+# TYPE e2e_p3_runs_total counter
+e2e_p3_runs_total 3
+# HELP e2e_p3_duration_seconds A histogram.
+# TYPE e2e_p3_duration_seconds histogram
+e2e_p3_duration_seconds_bucket{le="0.5"} 1
+e2e_p3_duration_seconds_bucket{le="1"} 2
+e2e_p3_duration_seconds_bucket{le="+Inf"} 3
+e2e_p3_duration_seconds_sum 4.5
+e2e_p3_duration_seconds_count 3
+# HELP e2e_p3_size_bytes A summary.
+# TYPE e2e_p3_size_bytes summary
+e2e_p3_size_bytes{quantile="0.5"} 100
+e2e_p3_size_bytes{quantile="0.99"} 250
+e2e_p3_size_bytes_sum 1000
+e2e_p3_size_bytes_count 8
+`)
+	p := startPrometheusBinary(t, bin, scrapeConfig(g))
+
+	// Prometheus 3 writes le and quantile as floats ("1" → "1.0") whatever
+	// the format spelled.
+	p.requireQuery(t, `{job="p3_legacy",__name__!~"push_.*"}`, lines(
+		`"e2e_p3_duration_seconds_bucket"{"instance"="host1","job"="p3_legacy","le"="+Inf"} 3`,
+		`"e2e_p3_duration_seconds_bucket"{"instance"="host1","job"="p3_legacy","le"="0.5"} 1`,
+		`"e2e_p3_duration_seconds_bucket"{"instance"="host1","job"="p3_legacy","le"="1.0"} 2`,
+		`"e2e_p3_duration_seconds_count"{"instance"="host1","job"="p3_legacy"} 3`,
+		`"e2e_p3_duration_seconds_sum"{"instance"="host1","job"="p3_legacy"} 4.5`,
+		`"e2e_p3_runs_total"{"instance"="host1","job"="p3_legacy"} 3`,
+		`"e2e_p3_size_bytes"{"instance"="host1","job"="p3_legacy","quantile"="0.5"} 100`,
+		`"e2e_p3_size_bytes"{"instance"="host1","job"="p3_legacy","quantile"="0.99"} 250`,
+		`"e2e_p3_size_bytes_count"{"instance"="host1","job"="p3_legacy"} 8`,
+		`"e2e_p3_size_bytes_sum"{"instance"="host1","job"="p3_legacy"} 1000`,
+		`"e2e_p3_temperature_celsius"{"instance"="host1","job"="p3_legacy","room"="a"} 21.5`,
+		`"e2e_p3_temperature_celsius"{"instance"="host1","job"="p3_legacy","room"="b"} -3`,
+	))
+	p.requireQuery(t, `push_failure_time_seconds{job="p3_legacy"}`,
+		`"push_failure_time_seconds"{"instance"="host1","job"="p3_legacy"} 0`)
+	p.requireQuery(t, `count(push_time_seconds{job="p3_legacy"} > 0)`, `""{} 1`)
+	p.requireTargetHealthy(t)
+}
+
+// TestPrometheus3ScrapesUTF8Names lets Prometheus 3, with its default scrape
+// settings (which ask for allow-utf-8 escaping), scrape a gateway started
+// with --push.enable-utf8-names, and finds pushed series whose metric and
+// label names hold characters outside the legacy alphabet under exactly
+// their pushed names, with their values.
+func TestPrometheus3ScrapesUTF8Names(t *testing.T) {
+	bin := prometheus3Binary(t)
+	for _, tc := range []struct {
+		name string
+		// path and body are pushed with PUT (text format).
+		path, body string
+		// goName, goLabel: a gauge pushed with client_golang (protobuf,
+		// names unescaped) to {job="p3_utf8",instance="pb"}, when goName is
+		// set.
+		goName, goLabel string
+		// want is describeNamed of {job="p3_utf8"} without push_*.
+		want []string
+	}{
+		{
+			name: "dots in metric names, label names and path label names arrive as pushed",
+			path: "/metrics/job/p3_utf8/U__path_2e_label/text",
+			body: `# HELP "e2e.p3.utf8.temperature" A gauge with a dotted name.
+# TYPE "e2e.p3.utf8.temperature" gauge
+{"e2e.p3.utf8.temperature","room.name"="a"} 21.5
+# HELP e2e_p3_utf8_runs_total A legacy counter with a dotted label.
+# TYPE e2e_p3_utf8_runs_total counter
+e2e_p3_utf8_runs_total{"dotted.label"="x"} 3
+# HELP "e2e.p3.utf8.duration_seconds" A histogram with a dotted name.
+# TYPE "e2e.p3.utf8.duration_seconds" histogram
+{"e2e.p3.utf8.duration_seconds_bucket",le="1"} 1
+{"e2e.p3.utf8.duration_seconds_bucket",le="+Inf"} 2
+{"e2e.p3.utf8.duration_seconds_sum"} 2.5
+{"e2e.p3.utf8.duration_seconds_count"} 2
+`,
+			goName:  "e2e.p3.utf8.pb_value",
+			goLabel: "pb.label",
+			want: []string{
+				`"e2e.p3.utf8.duration_seconds_bucket"{"job"="p3_utf8","le"="+Inf","path.label"="text"} 2`,
+				`"e2e.p3.utf8.duration_seconds_bucket"{"job"="p3_utf8","le"="1.0","path.label"="text"} 1`,
+				`"e2e.p3.utf8.duration_seconds_count"{"job"="p3_utf8","path.label"="text"} 2`,
+				`"e2e.p3.utf8.duration_seconds_sum"{"job"="p3_utf8","path.label"="text"} 2.5`,
+				`"e2e.p3.utf8.pb_value"{"instance"="pb","job"="p3_utf8","pb.label"="y"} 5`,
+				`"e2e.p3.utf8.temperature"{"job"="p3_utf8","path.label"="text","room.name"="a"} 21.5`,
+				`"e2e_p3_utf8_runs_total"{"dotted.label"="x","job"="p3_utf8","path.label"="text"} 3`,
+			},
+		},
+		{
+			name: "a colon in a label name, from the body or the path, arrives as pushed",
+			path: "/metrics/job/p3_utf8/U__path_3a_label/text",
+			body: `# HELP e2e_p3_utf8_colon A gauge with a colon in a label name.
+# TYPE e2e_p3_utf8_colon gauge
+e2e_p3_utf8_colon{"x:y"="1"} 7
+`,
+			want: []string{
+				`"e2e_p3_utf8_colon"{"job"="p3_utf8","path:label"="text","x:y"="1"} 7`,
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startGateway(t, "--push.enable-utf8-names")
+			pushText(t, g, http.MethodPut, tc.path, tc.body)
+			if tc.goName != "" {
+				reg := prometheus.NewRegistry()
+				gauge := prometheus.NewGauge(prometheus.GaugeOpts{
+					Name: tc.goName, Help: "A gauge pushed by client_golang.",
+					ConstLabels: prometheus.Labels{tc.goLabel: "y"},
+				})
+				gauge.Set(5)
+				reg.MustRegister(gauge)
+				// client_golang escapes names with underscores unless its
+				// format says otherwise.
+				format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)
+				pusher := push.New(g.URL, "p3_utf8").Grouping("instance", "pb").Gatherer(reg).Format(format)
+				if err := pusher.Push(); err != nil {
+					t.Fatalf("client_golang push: %v", err)
+				}
+			}
+			p := startPrometheusBinary(t, bin, scrapeConfig(g))
+			p.requireQuery(t, `{job="p3_utf8",__name__!~"push_.*"}`, lines(tc.want...))
+			p.requireTargetHealthy(t)
+		})
+	}
+}
+
+// lines sorts want lines and joins them the way describeNamed does.
+func lines(l ...string) string {
+	l = slices.Clone(l)
+	slices.Sort(l)
+	return strings.Join(l, "\n")
+}
