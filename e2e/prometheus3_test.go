@@ -193,6 +193,74 @@ e2e_p3_utf8_colon{"x:y"="1"} 7
 	}
 }
 
+// TestPrometheus3ScrapesNativeHistograms pushes a native histogram with
+// client_golang (protobuf) and lets Prometheus 3 with native histogram
+// scraping on (scrape_native_histograms: true, which makes it ask for
+// protobuf first) scrape the gateway: the histogram arrives as one native
+// histogram series with its count and sum, classic histograms and summaries
+// pushed as text beside it arrive as classic series, and after a DELETE the
+// native series goes stale.
+func TestPrometheus3ScrapesNativeHistograms(t *testing.T) {
+	bin := prometheus3Binary(t)
+	g := startGateway(t)
+
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:                        "e2e_p3_native_seconds",
+		Help:                        "A native histogram.",
+		NativeHistogramBucketFactor: 1.1,
+	})
+	reg.MustRegister(h)
+	for _, v := range []float64{0, 0.5, 1.5, 1.5, -2} {
+		h.Observe(v)
+	}
+	if err := push.New(g.URL, "p3_native").Grouping("instance", "h1").Gatherer(reg).Push(); err != nil {
+		t.Fatalf("client_golang push: %v", err)
+	}
+	pushText(t, g, http.MethodPut, "/metrics/job/p3_classic", `# HELP e2e_p3_classic_seconds A classic histogram.
+# TYPE e2e_p3_classic_seconds histogram
+e2e_p3_classic_seconds_bucket{le="1"} 1
+e2e_p3_classic_seconds_bucket{le="+Inf"} 2
+e2e_p3_classic_seconds_sum 3
+e2e_p3_classic_seconds_count 2
+# HELP e2e_p3_classic_bytes A summary.
+# TYPE e2e_p3_classic_bytes summary
+e2e_p3_classic_bytes{quantile="0.5"} 10
+e2e_p3_classic_bytes_sum 30
+e2e_p3_classic_bytes_count 3
+`)
+	p := startPrometheusBinary(t, bin, scrapeConfig(g, "scrape_native_histograms: true"))
+
+	// One series, and it is a native histogram: histogram_count ignores
+	// float samples, so classic _bucket/_sum/_count series would show in the
+	// first query and not in the second.
+	p.requireQuery(t, `count by (__name__) ({job="p3_native",__name__!~"push_.*"})`,
+		`"e2e_p3_native_seconds"{} 1`)
+	p.requireQuery(t, `histogram_count(e2e_p3_native_seconds)`,
+		`""{"instance"="h1","job"="p3_native"} 5`)
+	p.requireQuery(t, `histogram_sum(e2e_p3_native_seconds)`,
+		`""{"instance"="h1","job"="p3_native"} 1.5`)
+	p.requireQuery(t, `{job="p3_classic",__name__!~"push_.*"}`, lines(
+		`"e2e_p3_classic_bytes"{"job"="p3_classic","quantile"="0.5"} 10`,
+		`"e2e_p3_classic_bytes_count"{"job"="p3_classic"} 3`,
+		`"e2e_p3_classic_bytes_sum"{"job"="p3_classic"} 30`,
+		`"e2e_p3_classic_seconds_bucket"{"job"="p3_classic","le"="+Inf"} 2`,
+		`"e2e_p3_classic_seconds_bucket"{"job"="p3_classic","le"="1.0"} 1`,
+		`"e2e_p3_classic_seconds_count"{"job"="p3_classic"} 2`,
+		`"e2e_p3_classic_seconds_sum"{"job"="p3_classic"} 3`,
+	))
+	// The buckets as pushed: schema 3 (factor 1.1), the default zero
+	// threshold 2^-128; [rule lower upper count], rule 1 is a negative
+	// bucket, 3 the zero bucket.
+	p.requireQuery(t, "e2e_p3_native_seconds", `"e2e_p3_native_seconds"{"instance"="h1","job"="p3_native"} `+
+		`histogram{count=5,sum=1.5,buckets=[[1 -2 -1.8340080864093422 1] [3 -2.938735877055719e-39 2.938735877055719e-39 1] `+
+		`[0 0.45850202160233555 0.5 1] [0 1.414213562373095 1.5422108254079407 2]]}`)
+	p.requireTargetHealthy(t)
+
+	mustStatus(t, http.StatusAccepted, http.MethodDelete, g.url("/metrics/job/p3_native/instance/h1"), nil)
+	p.requireQuery(t, `{job="p3_native"}`, "")
+}
+
 // lines sorts want lines and joins them the way describeNamed does.
 func lines(l ...string) string {
 	l = slices.Clone(l)
