@@ -57,10 +57,14 @@ func prometheus3Binary(t *testing.T) string {
 }
 
 // TestPrometheus3ScrapesLegacyNames lets Prometheus 3, with its default scrape
-// settings (OpenMetrics first, then text 1.0.0 and 0.0.4, names escaped
-// allow-utf-8), scrape a gateway without UTF-8 names, and finds every pushed
+// settings, scrape a gateway without UTF-8 names, and finds every pushed
 // counter, gauge, classic histogram and summary series with its name, labels
 // and value through the query API.
+//
+// Prometheus 3 asks for OpenMetrics 1.0.0 and 0.0.1 first, then text 1.0.0
+// and 0.0.4, names escaped allow-utf-8, and always adds */*; the gateway
+// answers any scraper that accepts text with text, so no configuration of
+// Prometheus 3 gets OpenMetrics from it (promtool checks that format).
 func TestPrometheus3ScrapesLegacyNames(t *testing.T) {
 	bin := prometheus3Binary(t)
 	g := startGateway(t)
@@ -109,24 +113,26 @@ e2e_p3_size_bytes_count 8
 	p.requireTargetHealthy(t)
 }
 
-// TestPrometheus3ScrapesUTF8Names lets Prometheus 3, with its default scrape
-// settings (which ask for allow-utf-8 escaping), scrape a gateway started
-// with --push.enable-utf8-names, and finds pushed series whose metric and
-// label names hold characters outside the legacy alphabet under exactly
-// their pushed names, with their values.
+// utf8NamesCase is one store of TestPrometheus3ScrapesUTF8Names.
+type utf8NamesCase struct {
+	name string
+	// path and body are pushed with PUT (text format).
+	path, body string
+	// goName, goLabel: a gauge pushed with client_golang (protobuf, names
+	// unescaped) to {job="p3_utf8",instance="pb"}, when goName is set.
+	goName, goLabel string
+	// want is describeNamed of {job="p3_utf8"} without push_*.
+	want []string
+}
+
+// TestPrometheus3ScrapesUTF8Names lets Prometheus 3, which asks for
+// allow-utf-8 escaping by default, scrape a gateway started with
+// --push.enable-utf8-names, and finds pushed series whose metric and label
+// names hold characters outside the legacy alphabet under exactly their
+// pushed names, with their values.
 func TestPrometheus3ScrapesUTF8Names(t *testing.T) {
 	bin := prometheus3Binary(t)
-	for _, tc := range []struct {
-		name string
-		// path and body are pushed with PUT (text format).
-		path, body string
-		// goName, goLabel: a gauge pushed with client_golang (protobuf,
-		// names unescaped) to {job="p3_utf8",instance="pb"}, when goName is
-		// set.
-		goName, goLabel string
-		// want is describeNamed of {job="p3_utf8"} without push_*.
-		want []string
-	}{
+	for _, tc := range []utf8NamesCase{
 		{
 			name: "dots in metric names, label names and path label names arrive as pushed",
 			path: "/metrics/job/p3_utf8/U__path_2e_label/text",
@@ -167,30 +173,35 @@ e2e_p3_utf8_colon{"x:y"="1"} 7
 			},
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := startGateway(t, "--push.enable-utf8-names")
-			pushText(t, g, http.MethodPut, tc.path, tc.body)
-			if tc.goName != "" {
-				reg := prometheus.NewRegistry()
-				gauge := prometheus.NewGauge(prometheus.GaugeOpts{
-					Name: tc.goName, Help: "A gauge pushed by client_golang.",
-					ConstLabels: prometheus.Labels{tc.goLabel: "y"},
-				})
-				gauge.Set(5)
-				reg.MustRegister(gauge)
-				// client_golang escapes names with underscores unless its
-				// format says otherwise.
-				format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)
-				pusher := push.New(g.URL, "p3_utf8").Grouping("instance", "pb").Gatherer(reg).Format(format)
-				if err := pusher.Push(); err != nil {
-					t.Fatalf("client_golang push: %v", err)
-				}
-			}
-			p := startPrometheusBinary(t, bin, scrapeConfig(g))
-			p.requireQuery(t, `{job="p3_utf8",__name__!~"push_.*"}`, lines(tc.want...))
-			p.requireTargetHealthy(t)
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, bin) })
 	}
+}
+
+// run pushes the case's store to a gateway with UTF-8 names, lets Prometheus 3
+// bin scrape it, and queries the series.
+func (tc utf8NamesCase) run(t *testing.T, bin string) {
+	t.Helper()
+	g := startGateway(t, "--push.enable-utf8-names")
+	pushText(t, g, http.MethodPut, tc.path, tc.body)
+	if tc.goName != "" {
+		reg := prometheus.NewRegistry()
+		gauge := prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: tc.goName, Help: "A gauge pushed by client_golang.",
+			ConstLabels: prometheus.Labels{tc.goLabel: "y"},
+		})
+		gauge.Set(5)
+		reg.MustRegister(gauge)
+		// client_golang escapes names with underscores unless its format
+		// says otherwise.
+		format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)
+		pusher := push.New(g.URL, "p3_utf8").Grouping("instance", "pb").Gatherer(reg).Format(format)
+		if err := pusher.Push(); err != nil {
+			t.Fatalf("client_golang push: %v", err)
+		}
+	}
+	p := startPrometheusBinary(t, bin, scrapeConfig(g))
+	p.requireQuery(t, `{job="p3_utf8",__name__!~"push_.*"}`, lines(tc.want...))
+	p.requireTargetHealthy(t)
 }
 
 // TestPrometheus3ScrapesNativeHistograms pushes a native histogram with
