@@ -1,13 +1,16 @@
 // Package e2e holds black-box tests of the pushgate binary: it is built once
 // per test run, started on loopback ports and driven over HTTP by real client
-// libraries (Go, Python, Node, curl) and a real Prometheus. Nothing from this
-// module is imported; only client libraries and the standard library.
+// libraries (Go, Python, Node, curl) and a real Prometheus (Debian's 2.42, and
+// 3 with its promtool). Nothing from this module is imported; only client
+// libraries and the standard library.
 //
 // Environment:
 //
 //	PUSHGATE_BINARY=/path       test this binary instead of building ./cmd/pushgate
 //	                            (e.g. /usr/bin/prometheus-pushgateway, the reference)
 //	PUSHGATE_RACE_BINARY=0      do not build a -race binary for the concurrency test
+//	PROMETHEUS3_DIR=/path       Prometheus 3's prometheus and promtool (default: where
+//	                            scripts/prometheus3.sh builds them, once per machine)
 //	CI=true                     a missing external tool fails instead of skipping
 package e2e
 

@@ -326,33 +326,3 @@ scrape_configs:
 		return nil
 	})
 }
-
-// startPrometheusWithConfig starts the real Prometheus with the given
-// configuration on a free loopback port, retrying on a port race.
-func startPrometheusWithConfig(t *testing.T, config string) *prometheusServer {
-	t.Helper()
-	bin := requireTool(t, "prometheus")
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for attempt := 0; attempt < 5; attempt++ {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-		p := startProcess(t, "prometheus", bin,
-			"--config.file="+cfg,
-			"--storage.tsdb.path="+filepath.Join(dir, fmt.Sprintf("data%d", attempt)),
-			"--web.listen-address="+addr,
-		)
-		s := &prometheusServer{process: p, URL: "http://" + addr}
-		if waitReadyTimeout(t, p, s.URL+"/-/ready", promTimeout) {
-			return s
-		}
-		if !strings.Contains(p.log(), "address already in use") {
-			t.Fatalf("prometheus did not become ready; log:\n%s", p.logTail(16<<10))
-		}
-		p.signal(os.Kill)
-	}
-	t.Fatal("prometheus: no free port")
-	return nil
-}

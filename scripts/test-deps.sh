@@ -6,6 +6,9 @@
 #   Debian packages: chromium (the browser test drives it; no browser download)
 #   npm modules:     e2e/node/node_modules (prom-client, from package-lock.json)
 #                    e2e/browser/node_modules (playwright-core)
+#   Prometheus 3:    prometheus and promtool v0.316.0, built once per machine
+#                    by scripts/prometheus3.sh (a cold build takes 15-25 min;
+#                    the e2e tests find the binaries through that script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +45,5 @@ if [[ ! -d e2e/browser/node_modules/playwright-core ]]; then
   echo "test-deps: npm ci in e2e/browser"
   (cd e2e/browser && npm ci --no-audit --no-fund)
 fi
+scripts/prometheus3.sh >/dev/null
 echo "test-deps: ok"
