@@ -55,6 +55,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		path = path[len(p):]
 		escaped = escaped[len(p):]
 	}
+	if !h.opts.Ready() && path != "/-/healthy" && path != "/-/ready" {
+		// One gate before any route, so that no route can forget it: a
+		// store still being loaded is never served, not even in part, and
+		// takes no change.
+		h.fail(w, loadingHandler(path, escaped, r.Method, h.opts.TelemetryPath), "loading", http.StatusServiceUnavailable, errLoading)
+		return
+	}
 
 	if rest, ok := cutPushPath(escaped); ok {
 		reserveStack()
@@ -165,15 +172,29 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, name string, met
 		http.Error(w, fmt.Sprintf("method %s not allowed; allowed: %s", r.Method, allow), http.StatusMethodNotAllowed)
 		return
 	}
-	if !h.opts.Ready() && name != "healthy" && name != "ready" && name != "" {
-		h.fail(w, name, "loading", http.StatusServiceUnavailable, errLoading)
-		return
-	}
 	if name == "" {
 		fn(w, r)
 		return
 	}
 	h.instrument(name, fn)(w, r)
+}
+
+// loadingHandler names the handler a request refused while loading is
+// counted under in pushgate_rejected_requests_total, from a fixed set so that
+// random paths cannot add label values.
+func loadingHandler(path, escaped, method, telemetryPath string) string {
+	switch _, push := cutPushPath(escaped); {
+	case push && method == http.MethodDelete:
+		return "delete"
+	case push:
+		return "push"
+	case path == telemetryPath:
+		return "metrics"
+	case strings.HasPrefix(path, "/api/v1/"):
+		return "api"
+	default:
+		return "other"
+	}
 }
 
 // allowHeader lists the methods in a stable order, OPTIONS included.
