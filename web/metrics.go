@@ -15,6 +15,16 @@ import (
 	"github.com/pushgate/pushgate/store"
 )
 
+// The HELP texts of the vectors, shared by their registration and
+// OwnFamilies so that a family reads the same whether it has samples yet or
+// not.
+const (
+	requestsHelp     = "Total HTTP requests processed by the Pushgateway, excluding scrapes."
+	pushDurationHelp = "HTTP request duration for pushes to the Pushgateway."
+	pushSizeHelp     = "HTTP request size for pushes to the Pushgateway."
+	rejectedHelp     = "Requests answered with an error, by handler and reason (path, body, encoding, too_large, inconsistent, persistence, method, loading, too_many_series, too_many_labels, label_name_too_long, label_value_too_long, store_full_groups, store_full_series, ...)."
+)
+
 // metrics are the gateway's own HTTP metrics. The pushgateway_* names and
 // labels are the reference's, so existing dashboards keep working; the
 // pushgate_* ones are ours.
@@ -32,21 +42,21 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, opts Options) (*metri
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pushgateway_http_requests_total",
-			Help: "Total HTTP requests processed by the Pushgateway, excluding scrapes.",
+			Help: requestsHelp,
 		}, []string{"code", "handler", "method"}),
 		pushDuration: prometheus.NewSummaryVec(prometheus.SummaryOpts{
 			Name:       "pushgateway_http_push_duration_seconds",
-			Help:       "HTTP request duration for pushes to the Pushgateway.",
+			Help:       pushDurationHelp,
 			Objectives: map[float64]float64{0.1: 0.01, 0.5: 0.05, 0.9: 0.01},
 		}, []string{"method"}),
 		pushSize: prometheus.NewSummaryVec(prometheus.SummaryOpts{
 			Name:       "pushgateway_http_push_size_bytes",
-			Help:       "HTTP request size for pushes to the Pushgateway.",
+			Help:       pushSizeHelp,
 			Objectives: map[float64]float64{0.1: 0.01, 0.5: 0.05, 0.9: 0.01},
 		}, []string{"method"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pushgate_rejected_requests_total",
-			Help: "Requests answered with an error, by handler and reason (path, body, encoding, too_large, inconsistent, persistence, method, loading, too_many_series, too_many_labels, label_name_too_long, label_value_too_long, store_full_groups, store_full_series, ...).",
+			Help: rejectedHelp,
 		}, []string{"handler", "reason"}),
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -188,15 +198,16 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 
 // OwnFamilies describes the gateway's own metric families that may have no
 // samples yet (vectors before their first request), so that the store can
-// reserve their names and types from the start.
+// reserve their names and types from the start, and a scrape can give a
+// pushed family of the same name the gateway's HELP before the first sample.
 func OwnFamilies() []*dto.MetricFamily {
 	fam := func(name, help string, typ dto.MetricType) *dto.MetricFamily {
 		return &dto.MetricFamily{Name: proto.String(name), Help: proto.String(help), Type: typ.Enum()}
 	}
 	return []*dto.MetricFamily{
-		fam("pushgateway_http_requests_total", "Total HTTP requests processed by the Pushgateway, excluding scrapes.", dto.MetricType_COUNTER),
-		fam("pushgateway_http_push_duration_seconds", "HTTP request duration for pushes to the Pushgateway.", dto.MetricType_SUMMARY),
-		fam("pushgateway_http_push_size_bytes", "HTTP request size for pushes to the Pushgateway.", dto.MetricType_SUMMARY),
-		fam("pushgate_rejected_requests_total", "Requests answered with an error, by handler and reason.", dto.MetricType_COUNTER),
+		fam("pushgateway_http_requests_total", requestsHelp, dto.MetricType_COUNTER),
+		fam("pushgateway_http_push_duration_seconds", pushDurationHelp, dto.MetricType_SUMMARY),
+		fam("pushgateway_http_push_size_bytes", pushSizeHelp, dto.MetricType_SUMMARY),
+		fam("pushgate_rejected_requests_total", rejectedHelp, dto.MetricType_COUNTER),
 	}
 }

@@ -33,7 +33,7 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if err != nil {
 		return nil, fmt.Errorf("load web UI: %w", err)
 	}
-	h := &Handler{opts: opts, store: st, registry: reg, metrics: m, logger: opts.Logger, ui: ui}
+	h := &Handler{opts: opts, store: st, registry: reg, metrics: m, logger: opts.Logger, ui: ui, ownFamilies: OwnFamilies()}
 	return h, nil
 }
 

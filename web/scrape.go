@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/exposition"
 )
@@ -38,6 +39,7 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.logger.Warn("gathering the gateway's own metrics", "err", err)
 	}
+	own = withEmptyOwnFamilies(own, h.ownFamilies)
 	snap := h.store.Snapshot()
 	defer snap.Release()
 	w.Header().Set("Content-Type", f.ContentType())
@@ -72,6 +74,33 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		h.logger.Debug("scrape aborted", "err", err)
 	}
 	h.gzip.put(zw)
+}
+
+// withEmptyOwnFamilies adds to a gather of the gateway's registry the own
+// families it left out for having no sample yet (a vector before its first
+// request). A family the gateway and some group share takes its HELP and
+// TYPE from the gateway's family when there is one in the scrape, so without
+// this a pushed family's HELP showed until the gateway's first sample of
+// that name, and again after every restart.
+func withEmptyOwnFamilies(gathered, declared []*dto.MetricFamily) []*dto.MetricFamily {
+	out := gathered
+	for _, d := range declared {
+		found := false
+		for _, g := range gathered {
+			if g.GetName() == d.GetName() {
+				found = true
+				break
+			}
+		}
+		if !found {
+			if len(out) == len(gathered) {
+				// Copy before appending: gathered may share its array.
+				out = append(make([]*dto.MetricFamily, 0, len(gathered)+len(declared)), gathered...)
+			}
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // acceptsGzip reports whether an Accept-Encoding header allows gzip.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/access"
 	"github.com/pushgate/pushgate/store"
@@ -84,4 +85,7 @@ type Handler struct {
 	logger   *slog.Logger
 	ui       *uiAssets
 	gzip     gzipWriters
+	// ownFamilies are OwnFamilies(), sample-less, added to each scrape's
+	// gather where missing (see withEmptyOwnFamilies).
+	ownFamilies []*dto.MetricFamily
 }

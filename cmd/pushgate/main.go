@@ -80,7 +80,7 @@ func parseFlags(args []string) (*config, error) {
 	app.Flag("web.route-prefix", "Prefix for the internal routes of web endpoints. Defaults to the path of --web.external-url.").Default("").StringVar(&c.routePrefix)
 	app.Flag("web.enable-lifecycle", "Enable shutdown via HTTP request.").Default("false").BoolVar(&c.enableLifecycle)
 	app.Flag("web.enable-admin-api", "Enable API endpoints for admin control actions.").Default("false").BoolVar(&c.enableAdminAPI)
-	app.Flag("web.permissions-file", "Path to a YAML file giving each credential the groups it may push to, and who may read and administer (pushgate only; see docs/security.md). Reloaded on SIGHUP and, with --web.enable-lifecycle, on PUT|POST /-/reload. Empty: anyone may push, as with the reference.").Default("").StringVar(&c.permissionsFile)
+	app.Flag("web.permissions-file", "Path to a YAML file giving each credential the groups it may push to, and who may read and administer (pushgate only; see the section 'Security' of README.md). Reloaded on SIGHUP and, with --web.enable-lifecycle, on PUT|POST /-/reload. Empty: anyone may push, as with the reference.").Default("").StringVar(&c.permissionsFile)
 	app.Flag("web.enable-pprof", "Serve Go runtime profiles under /debug/pprof/ (pushgate only).").Default("false").BoolVar(&c.enablePprof)
 	app.Flag("persistence.file", "File to persist metrics. If empty, metrics are only kept in memory. pushgate makes every acknowledged change durable in it; a reference Pushgateway file found there is imported.").Default("").StringVar(&c.persistenceFile)
 	app.Flag("persistence.interval", "The minimum interval between compactions of the persistence file.").Default("5m").DurationVar(&c.persistenceInterval)
@@ -92,7 +92,13 @@ func parseFlags(args []string) (*config, error) {
 	addGCFlags(app, &c.gc)
 	promslogflag.AddFlags(app, c.log)
 	if _, err := app.Parse(args); err != nil {
-		return nil, err
+		return nil, nameFailedFlag(app, args, err)
+	}
+	if !strings.HasPrefix(c.telemetryPath, "/") {
+		// path.Join(prefix, "metrics") would make it look fine, but the
+		// router compares the path below the prefix with it, so no
+		// request could ever reach the scrape.
+		return nil, fmt.Errorf("--web.telemetry-path must start with \"/\", got %q", c.telemetryPath)
 	}
 	if err := checkLimits(c.maxBodyBytes, c.limits, c.server); err != nil {
 		return nil, err
