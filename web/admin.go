@@ -9,9 +9,11 @@ package web
 //
 // A matcher is `name op "value"` with op one of = != =~ !~ (regular
 // expressions are fully anchored, as in Prometheus), or a selector of such
-// matchers, `{job=~"backup-.*",instance!=""}`. Every match[] parameter must
-// hold — unlike Prometheus' series API, where several match[] are ORed. A
-// label absent from a grouping key matches as the empty value. older_than
+// matchers, `{job=~"backup-.*",instance!=""}`. Several match[] are ORed, as
+// in Prometheus' APIs: a group is selected when every matcher of one of them
+// holds, so `match[]=job="a"&match[]=job="b"` deletes both jobs in one
+// atomic change. A label absent from a grouping key matches as the empty
+// value. older_than
 // compares the last successful push: a group that never had one counts as
 // infinitely old. Nothing is deleted unless a request asks for it; data never
 // expires on its own.
@@ -41,10 +43,12 @@ func (h *Handler) apiWipe(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// groupFilter selects groups by grouping-label matchers and the age of their
+// groupFilter selects groups by grouping-label selectors and the age of their
 // last successful push.
 type groupFilter struct {
-	matchers []labelmatch.Matcher
+	// selectors are the match[] parameters, each a list of matchers that
+	// must all hold; a group must satisfy one of them (any, when none).
+	selectors [][]labelmatch.Matcher
 	// olderThan, when positive, selects groups whose last successful push
 	// is before now - olderThan.
 	olderThan time.Duration
@@ -53,16 +57,36 @@ type groupFilter struct {
 
 // matches reports whether g is selected.
 func (f groupFilter) matches(g *store.Group) bool {
-	key := g.Key()
-	for _, m := range f.matchers {
-		v, _ := key.Get(m.Name)
-		if !m.Matches(v) {
-			return false
-		}
+	if !f.matchesKey(g.Key()) {
+		return false
 	}
 	if f.olderThan > 0 {
 		pt := g.PushTime()
 		if !pt.IsZero() && !pt.Before(f.now.Add(-f.olderThan)) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchesKey reports whether key satisfies one of the selectors.
+func (f groupFilter) matchesKey(key store.GroupKey) bool {
+	if len(f.selectors) == 0 {
+		return true
+	}
+	for _, sel := range f.selectors {
+		if matchesAll(sel, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesAll reports whether every matcher holds for key.
+func matchesAll(ms []labelmatch.Matcher, key store.GroupKey) bool {
+	for _, m := range ms {
+		v, _ := key.Get(m.Name)
+		if !m.Matches(v) {
 			return false
 		}
 	}
@@ -78,7 +102,7 @@ func parseGroupFilter(r *http.Request, now time.Time) (groupFilter, error) {
 		if err != nil {
 			return f, err
 		}
-		f.matchers = append(f.matchers, ms...)
+		f.selectors = append(f.selectors, ms)
 	}
 	if s := q.Get("older_than"); s != "" {
 		d, err := parseDuration(s)
@@ -171,7 +195,7 @@ func (h *Handler) apiAdminGroups(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if len(f.matchers) == 0 && f.olderThan == 0 {
+	if len(f.selectors) == 0 && f.olderThan == 0 {
 		h.writeAPIError(w, http.StatusBadRequest, "bad_data",
 			errors.New("no match[] and no older_than given: use /api/v1/admin/wipe to delete every group"))
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,9 @@ func TestAdminListGroups(t *testing.T) {
 		{"everything", "", "ancient,backup-fresh,backup-old,never"},
 		{"by regexp", url.Values{"match[]": {`job=~"backup-.*"`}}.Encode(), "backup-fresh,backup-old"},
 		{"by label presence", url.Values{"match[]": {`instance!=""`}}.Encode(), "backup-old"},
-		{"several match[] are ANDed", url.Values{"match[]": {`job=~"backup-.*"`, `instance=""`}}.Encode(), "backup-fresh"},
+		{"the matchers of one match[] are ANDed", url.Values{"match[]": {`job=~"backup-.*",instance=""`}}.Encode(), "backup-fresh"},
+		{"several match[] are ORed, as in Prometheus", url.Values{"match[]": {`job="ancient"`, `instance!=""`}}.Encode(), "ancient,backup-old"},
+		{"a group matching two match[] is listed once", url.Values{"match[]": {`job=~"backup-.*"`, `instance!=""`}}.Encode(), "backup-fresh,backup-old"},
 		{"older than an hour, never-pushed included", "older_than=1h", "ancient,backup-old,never"},
 		{"older than two days", "older_than=2d", "ancient,never"},
 		{"matchers and age", url.Values{"match[]": {`job=~"backup.*"`}, "older_than": {"90m"}}.Encode(), "backup-old"},
@@ -106,6 +109,22 @@ func TestAdminListGroups(t *testing.T) {
 	_, r = adminCall(t, h, http.MethodGet, url.Values{"match[]": {`job="never"`}}.Encode())
 	if g := r.Data.Groups[0]; g.LastPushTime != nil || g.AgeSeconds != nil || g.LastPushSuccessful {
 		t.Errorf("never-pushed group described as %+v", g)
+	}
+}
+
+func TestAdminDeleteNamingTwoJobsDeletesBoth(t *testing.T) {
+	h, st := adminFixture(t, true)
+	code, r := adminCall(t, h, http.MethodDelete, url.Values{"match[]": {`job="ancient"`, `job="never"`}}.Encode())
+	if code != http.StatusOK || r.Data.Deleted != 2 || r.jobs() != "ancient,never" {
+		t.Fatalf("delete: %d %+v", code, r)
+	}
+	var left []string
+	for _, g := range st.Groups() {
+		left = append(left, g.Key().Job())
+	}
+	sort.Strings(left)
+	if strings.Join(left, ",") != "backup-fresh,backup-old" {
+		t.Fatalf("left %v, want backup-fresh,backup-old", left)
 	}
 }
 

@@ -202,7 +202,7 @@ untyped_thing 42
 	{
 		"labels":{"instance":"i1","job":"batch"},
 		"last_push_successful":true,
-		"push_failure_time_seconds":{"time_stamp":"0001-01-01T00:00:00Z","type":"GAUGE",
+		"push_failure_time_seconds":{"time_stamp":"2024-03-01T12:00:00Z","type":"GAUGE",
 			"help":"Last Unix time when changing this group in the Pushgateway failed.",
 			"metrics":[{"labels":{"instance":"i1","job":"batch"},"value":"0"}]},
 		"push_time_seconds":{"time_stamp":"2024-03-01T12:00:00Z","type":"GAUGE",
@@ -229,7 +229,7 @@ untyped_thing 42
 				[0,"1","2","2"],
 				[0,"4","8","3"],
 				[0,"16","32","1"]]}]},
-		"push_failure_time_seconds":{"time_stamp":"0001-01-01T00:00:00Z","type":"GAUGE",
+		"push_failure_time_seconds":{"time_stamp":"2024-03-01T12:00:01Z","type":"GAUGE",
 			"help":"Last Unix time when changing this group in the Pushgateway failed.",
 			"metrics":[{"labels":{"instance":"","job":"native"},"value":"0"}]},
 		"push_time_seconds":{"time_stamp":"2024-03-01T12:00:01Z","type":"GAUGE",

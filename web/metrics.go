@@ -108,10 +108,11 @@ func (m *metrics) reject(handler, reason string) {
 	m.rejected.WithLabelValues(handler, reason).Inc()
 }
 
-// observePush records a successful push's duration and approximate size.
-func (m *metrics) observePush(r *http.Request, d time.Duration) {
-	method := strings.ToLower(r.Method)
-	m.pushDuration.WithLabelValues(method).Observe(d.Seconds())
+// observePush records the duration of a push that began at start, and its
+// approximate size.
+func (m *metrics) observePush(r *http.Request, start time.Time) {
+	method := methodLabel(r.Method)
+	m.pushDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	m.pushSize.WithLabelValues(method).Observe(float64(approximateRequestSize(r)))
 }
 

@@ -15,9 +15,12 @@ import (
 	"github.com/pushgate/pushgate/store"
 )
 
-// push handles PUT (replace) and POST (merge) on a group path.
+// push handles PUT (replace) and POST (merge) on a group path. Every push
+// that gets this far is observed in the push duration and size summaries,
+// rejected ones too, as the reference observes every push request.
 func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, method store.Method) {
 	start := time.Now()
+	defer h.metrics.observePush(r, start)
 	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store.Limits()})
 	if err != nil {
 		reason := "path"
@@ -69,7 +72,6 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		h.writeStoreError(w, "push", err)
 		return
 	}
-	h.metrics.observePush(r, time.Since(start))
 	if h.opts.DisableConsistencyCheck {
 		w.WriteHeader(http.StatusAccepted)
 		return

@@ -104,12 +104,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // their permission closures, was 9 of a push's allocations.
 func (h *Handler) routePush(w http.ResponseWriter, r *http.Request, rest string) {
 	var fn http.HandlerFunc
+	name := "push"
 	switch r.Method {
 	case http.MethodPut:
 		fn = h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) })
 	case http.MethodPost:
 		fn = h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) })
 	case http.MethodDelete:
+		// Counted as handler="delete", as the reference counts it.
+		name = "delete"
 		fn = h.requirePush("delete", rest, func(w http.ResponseWriter, r *http.Request) { h.delete(w, r, rest) })
 	default:
 		// Not a push method: route answers 405 (or OPTIONS) with the
@@ -117,7 +120,7 @@ func (h *Handler) routePush(w http.ResponseWriter, r *http.Request, rest string)
 		h.route(w, r, "push", map[string]http.HandlerFunc{http.MethodPut: nil, http.MethodPost: nil, http.MethodDelete: nil})
 		return
 	}
-	h.route(w, r, "push", map[string]http.HandlerFunc{r.Method: fn})
+	h.route(w, r, name, map[string]http.HandlerFunc{r.Method: fn})
 }
 
 // routeAPI routes /api/v1/*; every API response carries the CORS headers.

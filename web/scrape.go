@@ -34,12 +34,16 @@ func (g *gzipWriters) put(zw *gzip.Writer) { g.pool.Put(zw) }
 // scrape serves the merged exposition of the gateway's own metrics and every
 // stored group in the negotiated format, gzip-compressed when accepted.
 func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
-	f := exposition.Negotiate(r.Header)
 	own, err := h.registry.Gather()
 	if err != nil {
 		h.logger.Warn("gathering the gateway's own metrics", "err", err)
 	}
 	own = withEmptyOwnFamilies(own, h.ownFamilies)
+	if pf, ok := protoTextFormat(r.Header); ok {
+		h.scrapeProtoText(w, r, pf, own)
+		return
+	}
+	f := exposition.Negotiate(r.Header)
 	snap := h.store.Snapshot()
 	defer snap.Release()
 	w.Header().Set("Content-Type", f.ContentType())

@@ -365,11 +365,10 @@ func parseIndexQuery(v url.Values) (indexQuery, []string) {
 
 // matches reports whether the group key passes the text or matcher filter.
 func (q indexQuery) matches(k store.GroupKey) bool {
-	for _, m := range q.matchers {
-		v, _ := k.Get(m.Name)
-		if !m.Matches(v) {
-			return false
-		}
+	// The filter is one selector: the admin API's delete link sends it as
+	// the one match[], which selects the same groups.
+	if !matchesAll(q.matchers, k) {
+		return false
 	}
 	for _, t := range q.terms {
 		found := false
@@ -616,7 +615,7 @@ func (h *Handler) uiGroup(w http.ResponseWriter, r *http.Request) {
 	page.SeriesCount = g.SeriesCount()
 	page.DeletePath = deletePath(key)
 	for _, f := range g.Families() {
-		fv := familyView{Name: f.Name(), Help: f.Help(), Type: f.Type().String(), LastPush: formatTime(f.LastPush())}
+		fv := familyView{Name: f.Name(), Help: f.Help(), Type: f.Type().String(), LastPush: formatTime(familyLastPush(g, f))}
 		mf, err := f.Decode()
 		if err != nil {
 			fv.Error = err.Error()
