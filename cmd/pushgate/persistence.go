@@ -119,7 +119,7 @@ func importReference(ctx context.Context, path string, opts journal.Options, st 
 	if err != nil {
 		return fmt.Errorf("read reference Pushgateway file %s: %w", path, err)
 	}
-	imported, skipped := st.Import(groups)
+	res := st.Import(groups)
 
 	backup := path + ".reference-backup"
 	if err := copyFileSynced(path, backup); err != nil {
@@ -151,7 +151,13 @@ func importReference(ctx context.Context, path string, opts journal.Options, st 
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	logger.Info("imported a reference Pushgateway persistence file", "file", path, "groups", imported, "skipped", skipped, "backup", backup)
+	level := slog.LevelInfo
+	if res.DroppedGroups+res.DroppedFamilies > 0 {
+		level = slog.LevelWarn
+	}
+	logger.Log(ctx, level, "imported a reference Pushgateway persistence file", "file", path, "backup", backup,
+		"groups", res.Groups, "partial_groups", res.Partial, "merged_groups", res.Merged,
+		"dropped_groups", res.DroppedGroups, "dropped_families", res.DroppedFamilies)
 	return nil
 }
 

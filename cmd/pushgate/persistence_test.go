@@ -143,3 +143,71 @@ func TestACorruptJournalStopsTheStartUnlessToldToStartEmpty(t *testing.T) {
 		t.Fatalf("corrupt file not moved aside: %v", moved)
 	}
 }
+
+// TestImportingAPoisonedReferenceFileKeepsThePushedData imports the README's
+// poisoning case (a rejected push left the empty group
+// {instance="",job="s1"} beside {job="s1"}, which holds the data): the data
+// is kept, across a restart too, and the start says what was dropped.
+func TestImportingAPoisonedReferenceFileKeepsThePushedData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pushgateway.db")
+	pushed, failed := time.Unix(1_700_000_000, 0), time.Unix(1_700_000_100, 0)
+	data := map[string]string{"job": "s1"}
+	empty := map[string]string{"job": "s1", "instance": ""}
+	// Both groups' series carry these labels, as the reference stores them.
+	withInstance := map[string]string{"job": "s1", "instance": ""}
+	var ref bytes.Buffer
+	err := gobfile.Write(&ref, []gobfile.Group{
+		{Labels: data, Families: []gobfile.Family{
+			{LastPush: pushed, Family: gauge("backup_ok", withInstance, 1)},
+			{LastPush: pushed, Family: gauge("push_time_seconds", withInstance, float64(pushed.Unix()))},
+			{LastPush: pushed, Family: gauge("push_failure_time_seconds", withInstance, 0)},
+		}},
+		{Labels: empty, Families: []gobfile.Family{
+			{LastPush: failed, Family: gauge("push_time_seconds", withInstance, 0)},
+			{LastPush: failed, Family: gauge("push_failure_time_seconds", withInstance, float64(failed.Unix()))},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, ref.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	st := store.New(store.Options{Logger: logger})
+	p, err := openPersistence(context.Background(), path, time.Minute, false, st, prometheus.NewRegistry(), logger)
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if err := p.close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`level=WARN msg="imported group dropped" group="{instance=\"\",job=\"s1\"}"`,
+		`level=WARN msg="imported a reference Pushgateway persistence file"`,
+		`groups=1 partial_groups=0 merged_groups=0 dropped_groups=1 dropped_families=0`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log lacks %s:\n%s", want, logs.String())
+		}
+	}
+
+	st2 := store.New(store.Options{})
+	p2, err := openPersistence(context.Background(), path, time.Minute, false, st2, prometheus.NewRegistry(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	defer p2.close()
+	g := st2.Group(store.NewGroupKey(data))
+	if g == nil || !g.PushTime().Equal(pushed) || len(st2.Groups()) != 1 {
+		t.Fatalf("after restart: group %v, %d groups; want {job=\"s1\"} pushed at %v, alone", g, len(st2.Groups()), pushed)
+	}
+	var out bytes.Buffer
+	if _, err := st2.Snapshot().WriteTo(&out, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `backup_ok{instance="",job="s1"} 1`) {
+		t.Errorf("the pushed value is lost:\n%s", out.String())
+	}
+}
