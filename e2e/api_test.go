@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/encoding/prototext"
 )
 
 // apiBody is the body pushed for the API and negotiation tests: a gauge with
@@ -389,6 +390,27 @@ func TestScrapeNegotiation(t *testing.T) {
 			t.Fatalf("api_hist %v", h)
 		}
 	})
+	for _, enc := range []string{"text", "compact-text"} {
+		t.Run("protobuf "+enc, func(t *testing.T) {
+			r := mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil,
+				"Accept", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding="+enc)
+			requireMediaType(t, r.Header.Get("Content-Type"), "application/vnd.google.protobuf",
+				"proto", "io.prometheus.client.MetricFamily", "encoding", enc)
+			sep := "\n\n"
+			if enc == "compact-text" {
+				sep = "\n"
+			}
+			mfs := families{}
+			for _, msg := range strings.Split(strings.TrimRight(string(r.Body), "\n"), sep) {
+				mf := &dto.MetricFamily{}
+				if err := prototext.Unmarshal([]byte(msg), mf); err != nil {
+					t.Fatalf("%q is not a MetricFamily in the protobuf text format: %v", msg, err)
+				}
+				mfs[mf.GetName()] = mf
+			}
+			mfs.requireValue(t, "api_gauge", key, 1.5)
+		})
+	}
 	t.Run("gzip", func(t *testing.T) {
 		r := mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil, "Accept-Encoding", "gzip")
 		if r.Header.Get("Content-Encoding") != "gzip" {
