@@ -67,7 +67,7 @@ func (g *Group) SeriesCount() int {
 	return n
 }
 
-// withTimes returns a copy of g sharing its families map contents.
+// clone returns a copy of g with its own families map, sharing the families.
 func (g *Group) clone() *Group {
 	ng := &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: make(map[string]*Family, len(g.families))}
 	for n, f := range g.families {
