@@ -150,20 +150,12 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 		}
 		g.families[f.Name()] = f
 	}
-	pushFam, pushPrep := s.timeFamily(PushTimeName, sg.key, sg.pushTime, enc, &sc)
-	failFam, failPrep := s.timeFamily(PushFailureTimeName, sg.key, sg.failTime, enc, &sc)
-	g.families[PushTimeName] = pushFam
-	g.families[PushFailureTimeName] = failFam
-	prepared = append(prepared, pushPrep, failPrep)
+	prepared = s.addTimeFamilies(g, prepared, enc, &sc)
 	gid := sg.key.ID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.groups[gid]
-	var oldFams map[string]*Family
-	if old != nil {
-		oldFams = old.families
-	}
-	if err := s.index.check(gid, oldFams, g.families, prepared, s.ownerName); err != nil {
+	if err := s.index.check(gid, familiesOf(old), g.families, prepared, s.ownerName); err != nil {
 		return err
 	}
 	s.install(gid, old, g)

@@ -113,6 +113,17 @@ func (s *Store) timeFamily(name string, key GroupKey, t time.Time, enc expositio
 	return f, pf
 }
 
+// addTimeFamilies adds g's push_time_seconds and push_failure_time_seconds,
+// from its times, and returns prepared with their prepared forms appended
+// for the index check. sc may be nil.
+func (s *Store) addTimeFamilies(g *Group, prepared []preparedFamily, enc exposition.Encoding, sc *scratch) []preparedFamily {
+	pushFam, pushPrep := s.timeFamily(PushTimeName, g.key, g.pushTime, enc, sc)
+	failFam, failPrep := s.timeFamily(PushFailureTimeName, g.key, g.failTime, enc, sc)
+	g.families[PushTimeName] = pushFam
+	g.families[PushFailureTimeName] = failFam
+	return append(prepared, pushPrep, failPrep)
+}
+
 // journalValue encodes g for the journal, or returns nil when there is no
 // journal: encoding decompresses every family of the group, work a
 // memory-only store need not do on every push. s.mu must be held.

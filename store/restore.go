@@ -64,12 +64,7 @@ func (s *Store) storedGroup(sg storedGroup) (*Group, []preparedFamily, error) {
 		g.families[f.Name()] = f
 		prepared = append(prepared, preparedFamily{mf: sf.mf, series: f.series, labels: f.labels})
 	}
-	enc := s.render.encoding()
-	pushFam, pushPrep := s.timeFamily(PushTimeName, sg.key, sg.pushTime, enc, &sc)
-	failFam, failPrep := s.timeFamily(PushFailureTimeName, sg.key, sg.failTime, enc, &sc)
-	g.families[PushTimeName] = pushFam
-	g.families[PushFailureTimeName] = failFam
-	return g, append(prepared, pushPrep, failPrep), nil
+	return g, s.addTimeFamilies(g, prepared, s.render.encoding(), &sc), nil
 }
 
 // familiesOf returns g's families, nil for an absent group.

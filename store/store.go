@@ -292,7 +292,6 @@ func (s *Store) OverriddenFamilies() uint64 { return s.overridden.Load() }
 func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
 	rej := &RejectError{Key: key, Reason: reason.Error()}
 	enc := s.render.encoding()
-	failFam, failPrep := s.timeFamily(PushFailureTimeName, key, at, enc, nil)
 	gid := key.ID()
 
 	s.mu.Lock()
@@ -301,13 +300,13 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 	if old != nil {
 		ng = old.clone()
 		ng.failTime, ng.failReason = at, rej.Reason
-		ng.families[PushFailureTimeName] = failFam
+		ng.families[PushFailureTimeName], _ = s.timeFamily(PushFailureTimeName, key, at, enc, nil)
 	} else {
-		pushFam, pushPrep := s.timeFamily(PushTimeName, key, time.Time{}, enc, nil)
-		ng = &Group{key: key, failTime: at, failReason: rej.Reason, families: map[string]*Family{PushTimeName: pushFam, PushFailureTimeName: failFam}}
+		ng = &Group{key: key, failTime: at, failReason: rej.Reason, families: make(map[string]*Family, 2)}
+		prepared := s.addTimeFamilies(ng, nil, enc, nil)
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
-			err = s.index.check(gid, nil, ng.families, []preparedFamily{pushPrep, failPrep}, s.ownerName)
+			err = s.index.check(gid, nil, ng.families, prepared, s.ownerName)
 		}
 		if err != nil {
 			s.mu.Unlock()
