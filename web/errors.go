@@ -48,6 +48,13 @@ func (h *Handler) fail(w http.ResponseWriter, handler, reason string, code int, 
 
 // writeStoreError maps an error from the store to a response.
 func (h *Handler) writeStoreError(w http.ResponseWriter, handler string, err error) {
+	reason, code := storeErrorStatus(err)
+	h.fail(w, handler, reason, code, err)
+}
+
+// storeErrorStatus returns the reason (for the rejection counter) and the
+// status code an error from the store is answered with.
+func storeErrorStatus(err error) (reason string, code int) {
 	var rej *store.RejectError
 	var perr *store.PersistenceError
 	var lerr *store.LimitError
@@ -56,17 +63,28 @@ func (h *Handler) writeStoreError(w http.ResponseWriter, handler string, err err
 		// 507, not 429: the store as a whole is full, so retrying the same
 		// push later (what 429 invites) fails again until someone deletes
 		// groups or raises the limit.
-		h.fail(w, handler, lerr.Reason, http.StatusInsufficientStorage, err)
+		return lerr.Reason, http.StatusInsufficientStorage
 	case errors.As(err, &lerr):
-		h.fail(w, handler, lerr.Reason, http.StatusBadRequest, err)
+		return lerr.Reason, http.StatusBadRequest
 	case errors.As(err, &rej):
-		h.fail(w, handler, "inconsistent", http.StatusBadRequest, err)
+		return "inconsistent", http.StatusBadRequest
 	case errors.As(err, &perr):
-		h.fail(w, handler, "persistence", http.StatusServiceUnavailable, err)
+		return "persistence", http.StatusServiceUnavailable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		h.fail(w, handler, "canceled", http.StatusServiceUnavailable, err)
+		return "canceled", http.StatusServiceUnavailable
 	default:
-		h.fail(w, handler, "internal", http.StatusInternalServerError, err)
+		return "internal", http.StatusInternalServerError
+	}
+}
+
+// rejectPush answers a push that was refused like fail does, and logs a
+// refusal the client caused (4xx, or 507 for a full store) at warn level
+// with the client's address, at most once a second per reason (see
+// rejectLog). Server failures are logged at error level by fail.
+func (h *Handler) rejectPush(w http.ResponseWriter, r *http.Request, reason string, code int, err error) {
+	h.fail(w, "push", reason, code, err)
+	if code < http.StatusInternalServerError || code == http.StatusInsufficientStorage {
+		h.rejects.log(h.logger, r, "push", reason, code, oneLine(err.Error()))
 	}
 }
 

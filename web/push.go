@@ -28,12 +28,12 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		if errors.As(err, &lerr) {
 			reason = lerr.Reason
 		}
-		h.fail(w, "push", reason, http.StatusBadRequest, err)
+		h.rejectPush(w, r, reason, http.StatusBadRequest, err)
 		return
 	}
 	body, err := h.requestBody(r)
 	if err != nil {
-		h.fail(w, "push", "encoding", statusOf(err), err)
+		h.rejectPush(w, r, "encoding", statusOf(err), err)
 		return
 	}
 	defer body.Close()
@@ -46,15 +46,15 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	})
 	if err != nil {
 		if errors.Is(err, exposition.ErrTooLarge) {
-			h.fail(w, "push", "too_large", http.StatusRequestEntityTooLarge, err)
+			h.rejectPush(w, r, "too_large", http.StatusRequestEntityTooLarge, err)
 			return
 		}
 		if errors.Is(err, exposition.ErrTooManySeries) {
-			h.fail(w, "push", store.ReasonTooManySeries, http.StatusBadRequest,
+			h.rejectPush(w, r, store.ReasonTooManySeries, http.StatusBadRequest,
 				fmt.Errorf("%w; --push.max-series is %d", err, h.store.Limits().MaxSeriesPerPush))
 			return
 		}
-		h.fail(w, "push", "body", http.StatusBadRequest, err)
+		h.rejectPush(w, r, "body", http.StatusBadRequest, err)
 		return
 	}
 	// The decoded families borrow pooled memory; the store copies what it
@@ -69,7 +69,8 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	})
 	decoded.Release()
 	if err != nil {
-		h.writeStoreError(w, "push", err)
+		reason, code := storeErrorStatus(err)
+		h.rejectPush(w, r, reason, code, err)
 		return
 	}
 	if h.opts.DisableConsistencyCheck {

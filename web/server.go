@@ -88,4 +88,5 @@ type Handler struct {
 	// ownFamilies are OwnFamilies(), sample-less, added to each scrape's
 	// gather where missing (see withEmptyOwnFamilies).
 	ownFamilies []*dto.MetricFamily
+	rejects     rejectLog
 }
