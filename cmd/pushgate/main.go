@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -40,7 +42,7 @@ import (
 const shutdownTimeout = 15 * time.Second
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(filepath.Base(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // config holds the parsed command line.
@@ -61,20 +63,32 @@ type config struct {
 	server                  serverLimits
 	permissionsFile         string
 	forceEmpty              bool
+	exportReference         string
+	localAssets             string
 	log                     *promslog.Config
 	app                     *kingpin.Application
 	gc                      gcSettings
 }
 
-// parseFlags declares the reference Pushgateway's flags, with its names and
-// defaults, plus pushgate's own.
+// parseFlags parses args as the program "pushgate", with help and version
+// output on stdout (as tests and scripts call it).
 func parseFlags(args []string) (*config, error) {
-	c := &config{log: &promslog.Config{}}
-	app := kingpin.New("pushgate", "A metrics push gateway, compatible with the Prometheus Pushgateway.")
+	return parseCommandLine("pushgate", args, os.Stdout, os.Stderr)
+}
+
+// parseCommandLine declares the reference Pushgateway's flags, with its names
+// and defaults, plus pushgate's own, and parses args. prog names the program
+// in usage and errors; --help and --version print to stdout and end the
+// process with 0, as the reference does.
+func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*config, error) {
+	c := &config{log: &promslog.Config{Style: promslog.GoKitStyle, Writer: stderr}}
+	app := kingpin.New(prog, "A metrics push gateway, compatible with the Prometheus Pushgateway.")
+	app.UsageWriter(stdout).ErrorWriter(stderr)
 	c.app = app
-	app.Version(versionString())
+	app.Version(version.Print("pushgate"))
 	app.HelpFlag.Short('h')
 	c.toolkit = kingpinflag.AddFlags(app, ":9091")
+	app.Flag("web.local-assets", "Accepted for Debian's /etc/default/prometheus-pushgateway and ignored: pushgate's UI assets are built in.").Default("").StringVar(&c.localAssets)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&c.telemetryPath)
 	app.Flag("web.external-url", "The URL under which the Pushgateway is externally reachable.").Default("").StringVar(&c.externalURL)
 	app.Flag("web.route-prefix", "Prefix for the internal routes of web endpoints. Defaults to the path of --web.external-url.").Default("").StringVar(&c.routePrefix)
@@ -83,8 +97,9 @@ func parseFlags(args []string) (*config, error) {
 	app.Flag("web.permissions-file", "Path to a YAML file giving each credential the groups it may push to, and who may read and administer (pushgate only; see the section 'Security' of README.md). Reloaded on SIGHUP and, with --web.enable-lifecycle, on PUT|POST /-/reload. Empty: anyone may push, as with the reference.").Default("").StringVar(&c.permissionsFile)
 	app.Flag("web.enable-pprof", "Serve Go runtime profiles under /debug/pprof/ (pushgate only).").Default("false").BoolVar(&c.enablePprof)
 	app.Flag("persistence.file", "File to persist metrics. If empty, metrics are only kept in memory. pushgate makes every acknowledged change durable in it; a reference Pushgateway file found there is imported.").Default("").StringVar(&c.persistenceFile)
-	app.Flag("persistence.interval", "The minimum interval between compactions of the persistence file.").Default("5m").DurationVar(&c.persistenceInterval)
+	app.Flag("persistence.interval", "The minimum interval between compactions of the persistence file. Every change is synced to it at once whatever the interval; 0 compacts whenever the file has outgrown the live data, at most once a second.").Default("5m").DurationVar(&c.persistenceInterval)
 	app.Flag("persistence.start-empty", "Start with an empty store when the persistence file is corrupt, after moving it aside (pushgate only).").Default("false").BoolVar(&c.forceEmpty)
+	app.Flag("persistence.export-reference", "Write the state held in --persistence.file to this path in the reference Pushgateway's format, then exit, for rolling back (pushgate only). Stop the gateway first; the path may be --persistence.file itself.").Default("").StringVar(&c.exportReference)
 	app.Flag("push.disable-consistency-check", "Answer pushes with 202 like the reference does in this mode. pushgate still checks every push: its check costs O(push).").Default("false").BoolVar(&c.disableConsistencyCheck)
 	app.Flag("push.enable-utf8-names", "Allow UTF-8 characters in metric and label names.").Default("false").BoolVar(&c.utf8Names)
 	app.Flag("push.max-body-bytes", "Largest push body accepted, after decompression (pushgate only).").Default("67108864").Int64Var(&c.maxBodyBytes)
@@ -103,10 +118,29 @@ func parseFlags(args []string) (*config, error) {
 	if err := checkLimits(c.maxBodyBytes, c.limits, c.server); err != nil {
 		return nil, err
 	}
-	if c.persistenceInterval <= 0 {
-		return nil, fmt.Errorf("--persistence.interval must be positive, got %s", c.persistenceInterval)
+	if c.persistenceInterval < 0 {
+		return nil, fmt.Errorf("--persistence.interval must not be negative, got %s", c.persistenceInterval)
+	}
+	if c.exportReference != "" && c.persistenceFile == "" {
+		return nil, errors.New("--persistence.export-reference needs --persistence.file, the state to export")
 	}
 	return c, nil
+}
+
+// zeroIntervalCompaction is the compaction interval --persistence.interval=0
+// stands for. The reference writes its file after every change with 0;
+// pushgate syncs every change anyway, and the interval only spaces
+// compactions, which run once the file has outgrown the live data. A second
+// rather than nothing keeps a failing disk from being retried on every write.
+const zeroIntervalCompaction = time.Second
+
+// compactInterval maps --persistence.interval to the journal's minimum time
+// between compactions (the journal reads 0 as its own default, 5m).
+func compactInterval(flag time.Duration) time.Duration {
+	if flag == 0 {
+		return zeroIntervalCompaction
+	}
+	return flag
 }
 
 // routePrefix computes the effective route prefix: --web.route-prefix, or
@@ -130,21 +164,43 @@ func routePrefix(routePrefix, externalURL string) (prefix, externalPath string, 
 	return routePrefix, externalPath, nil
 }
 
-func run(args []string) int {
-	c, err := parseFlags(args)
+// run is the whole program: it parses args, serves until a signal or a quit
+// request, and returns the exit code. prog is the program's name as invoked
+// (argv[0]'s base name), used in usage and error messages.
+func run(prog string, args []string, stdout, stderr io.Writer) int {
+	setDefaultVersion()
+	c, err := parseCommandLine(prog, args, stdout, stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "pushgate:", err)
-		return 2
+		return usageError(stderr, prog, err)
 	}
 	logger := promslog.New(c.log)
 	if err := c.gc.apply(logger); err != nil {
-		logger.Error("invalid flags", "err", err)
-		return 2
+		return usageError(stderr, prog, err)
 	}
 	prefix, externalPath, err := routePrefix(c.routePrefix, c.externalURL)
 	if err != nil {
-		logger.Error("invalid flags", "err", err)
-		return 2
+		return usageError(stderr, prog, err)
+	}
+	if c.exportReference != "" {
+		return runExport(c, logger)
+	}
+
+	// SIGHUP is caught before anything slow happens (loading a large
+	// journal), so that a reload sent meanwhile cannot end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	logger.Info("starting pushgate", "version", version.Info())
+	logger.Info("build context", "build_context", version.BuildContext())
+	if c.localAssets != "" {
+		logger.Info("ignoring --web.local-assets: pushgate's UI assets are built in", "path", c.localAssets)
+	}
+	if file := *c.toolkit.WebConfigFile; file != "" {
+		if err := toolkitweb.Validate(file); err != nil {
+			logger.Error("invalid --web.config.file", "file", file, "err", err)
+			return 1
+		}
 	}
 
 	reg := prometheus.NewRegistry()
@@ -158,9 +214,9 @@ func run(args []string) int {
 			logger.Error("cannot load the permission file", "err", err)
 			return 1
 		}
-		stopReloads := reloadOnHangup(permissions)
-		defer stopReloads()
 	}
+	stopReloads := reloadOnHangup(hup, permissions, logger)
+	defer stopReloads()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -210,11 +266,19 @@ func run(args []string) int {
 		Handler:  handler,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	})
+	// The sockets are bound here, before serving starts, so that "ready"
+	// below is logged only once connections are accepted, and a port in use
+	// stops the start.
+	listeners, err := listen(c.toolkit, logger)
+	if err != nil {
+		logger.Error("cannot listen", "err", err)
+		return 1
+	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- toolkitweb.ListenAndServe(srv, c.toolkit, logger) }()
+	go func() { serveErr <- toolkitweb.ServeMultiple(listeners, srv, c.toolkit, logger) }()
 
 	if c.persistenceFile != "" {
-		storage, err = openPersistence(ctx, c.persistenceFile, c.persistenceInterval, c.forceEmpty, st, reg, logger)
+		storage, err = openPersistence(ctx, c.persistenceFile, compactInterval(c.persistenceInterval), c.forceEmpty, st, reg, logger)
 		if err != nil {
 			logger.Error("cannot open the persistence file", "err", err)
 			_ = srv.Close()
@@ -222,7 +286,7 @@ func run(args []string) int {
 		}
 	}
 	ready.Store(true)
-	logger.Info("pushgate ready", "version", pushgateVersion(), "persistence", c.persistenceFile, "groups", st.Stats().Groups)
+	logger.Info("ready", "persistence", c.persistenceFile, "groups", st.Stats().Groups)
 
 	code := 0
 	select {
@@ -251,28 +315,11 @@ func run(args []string) int {
 	return code
 }
 
-// reloadOnHangup reloads the permission file on every SIGHUP until the
-// returned function is called. Only with a permission file is SIGHUP caught:
-// without one it keeps Go's default (exit), as with the reference. A failed
-// reload is logged by Reload and keeps the previous policy.
-func reloadOnHangup(permissions *access.PolicyFile) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-hup:
-				_ = permissions.Reload()
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(hup)
-		close(done)
-	}
+// usageError reports a command-line error the way kingpin and the reference
+// do ("<prog>: error: <err>, try --help") and returns the exit code, 1.
+func usageError(stderr io.Writer, prog string, err error) int {
+	fmt.Fprintf(stderr, "%s: error: %v, try --help\n", prog, err)
+	return 1
 }
 
 // flagValues lists every application flag and its value, for
@@ -287,34 +334,4 @@ func flagValues(app *kingpin.Application) map[string]string {
 		out[f.Name] = f.String()
 	}
 	return out
-}
-
-// buildInfo describes this binary.
-func buildInfo() web.BuildInfo {
-	return web.BuildInfo{
-		Version:   pushgateVersion(),
-		Revision:  version.GetRevision(),
-		Branch:    version.Branch,
-		BuildUser: version.BuildUser,
-		BuildDate: version.BuildDate,
-		GoVersion: version.GoVersion,
-	}
-}
-
-// defaultVersion is reported when the build did not set version.Version
-// through -ldflags.
-const defaultVersion = "0.1.0-dev"
-
-// pushgateVersion returns the version set at build time, or defaultVersion.
-func pushgateVersion() string {
-	if version.Version != "" {
-		return version.Version
-	}
-	return defaultVersion
-}
-
-// versionString is what --version prints.
-func versionString() string {
-	return fmt.Sprintf("pushgate, version %s (revision: %s)\n  go version: %s\n  platform: %s/%s",
-		pushgateVersion(), version.GetRevision(), version.GoVersion, version.GoOS, version.GoArch)
 }
