@@ -161,29 +161,36 @@ func importReference(ctx context.Context, path string, opts journal.Options, st 
 	return nil
 }
 
-// copyFileSynced copies src to dst (unless dst exists) and fsyncs it.
-func copyFileSynced(src, dst string) error {
-	if _, err := os.Stat(dst); err == nil {
-		return nil
-	}
+// copyFileSynced copies src to dst through a synced temporary file renamed
+// over dst, so dst is always a whole copy: the previous one until the
+// rename, the new one after it. A backup left by an earlier import (before a
+// rollback to the reference and a new swap) is replaced, never kept stale.
+func copyFileSynced(src, dst string) (err error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			out.Close()
+			os.Remove(out.Name())
+		}
+	}()
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
 		return err
 	}
 	if err := out.Sync(); err != nil {
-		out.Close()
 		return err
 	}
 	if err := out.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(out.Name(), dst); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(dst))
