@@ -4,13 +4,62 @@
 
 GO ?= go
 
-.PHONY: all build test test-deps vet e2e
+# Build information, stamped with -X into github.com/prometheus/common/version
+# (what --version, pushgateway_build_info and /api/v1/status show), the way
+# promu stamps the reference Pushgateway.
+VERSION    ?= $(shell cat VERSION)
+REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH     ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+BUILD_USER ?= $(shell id -un 2>/dev/null || echo unknown)@$(shell hostname 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+
+version_pkg := github.com/prometheus/common/version
+LDFLAGS := -s -w \
+	-X $(version_pkg).Version=$(VERSION) \
+	-X $(version_pkg).Revision=$(REVISION) \
+	-X $(version_pkg).Branch=$(BRANCH) \
+	-X $(version_pkg).BuildUser=$(BUILD_USER) \
+	-X $(version_pkg).BuildDate=$(BUILD_DATE)
+# Static binaries (no cgo), as the reference's: they run in a FROM scratch
+# image and on any Linux.
+BUILDFLAGS := -trimpath -tags netgo,osusergo -ldflags '$(LDFLAGS)'
+
+RELEASE_ARCHS ?= amd64 arm64
+IMAGE         ?= pushgate:$(VERSION)
+IMAGE_ARCH    ?= amd64
+BUILDAH       ?= buildah
+
+.PHONY: all build test test-deps vet e2e release image
 
 all: build
 
-## build: compile the gateway to bin/pushgate
+## build: compile the gateway to bin/pushgate, stamped with the build information
 build:
-	$(GO) build -o bin/pushgate ./cmd/pushgate
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -o bin/pushgate ./cmd/pushgate
+
+## release: dist/pushgate-<version>.linux-<arch>.tar.gz for each of RELEASE_ARCHS
+## (binary, LICENSE, NOTICE, README.md in pushgate-<version>.linux-<arch>/), and
+## dist/sha256sums.txt
+release:
+	rm -rf dist
+	set -e; for arch in $(RELEASE_ARCHS); do \
+		name=pushgate-$(VERSION).linux-$$arch; \
+		mkdir -p dist/$$name; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build $(BUILDFLAGS) -o dist/$$name/pushgate ./cmd/pushgate; \
+		cp LICENSE NOTICE README.md dist/$$name/; \
+		tar --sort=name --owner=0 --group=0 --numeric-owner -C dist -cf - $$name | gzip -9n > dist/$$name.tar.gz; \
+		rm -rf dist/$$name; \
+	done
+	cd dist && sha256sum *.tar.gz > sha256sums.txt
+	cat dist/sha256sums.txt
+
+## image: the FROM scratch image (Dockerfile) as $(IMAGE), built with buildah
+## from a static binary for $(IMAGE_ARCH); nothing is pulled
+image:
+	rm -rf .build && mkdir -p .build/linux-$(IMAGE_ARCH) .build/empty
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build $(BUILDFLAGS) -o .build/linux-$(IMAGE_ARCH)/pushgate ./cmd/pushgate
+	$(BUILDAH) bud --isolation chroot --arch $(IMAGE_ARCH) --build-arg ARCH=$(IMAGE_ARCH) \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMAGE) .
 
 ## test-deps: install what the end-to-end tests drive (idempotent, quick when present)
 test-deps:
