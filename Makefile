@@ -29,7 +29,7 @@ IMAGE         ?= pushgate:$(VERSION)
 IMAGE_ARCH    ?= amd64
 BUILDAH       ?= buildah
 
-.PHONY: all build test test-deps vet e2e release image
+.PHONY: all build test test-deps vet e2e release image image-context
 
 all: build
 
@@ -53,11 +53,15 @@ release:
 	cd dist && sha256sum *.tar.gz > sha256sums.txt
 	cat dist/sha256sums.txt
 
-## image: the FROM scratch image (Dockerfile) as $(IMAGE), built with buildah
-## from a static binary for $(IMAGE_ARCH); nothing is pulled
-image:
+## image-context: what the Dockerfile copies: .build/linux-$(IMAGE_ARCH)/pushgate
+## (static, stamped) and the empty .build/empty
+image-context:
 	rm -rf .build && mkdir -p .build/linux-$(IMAGE_ARCH) .build/empty
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build $(BUILDFLAGS) -o .build/linux-$(IMAGE_ARCH)/pushgate ./cmd/pushgate
+
+## image: the FROM scratch image (Dockerfile) as $(IMAGE), built with buildah
+## for $(IMAGE_ARCH); nothing is pulled
+image: image-context
 	$(BUILDAH) bud --isolation chroot --arch $(IMAGE_ARCH) --build-arg ARCH=$(IMAGE_ARCH) \
 		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMAGE) .
 
