@@ -72,9 +72,18 @@ func TestLimitsAnswer400And507AndChangeNothing(t *testing.T) {
 
 	// A full store still takes a replacement of the same size.
 	pushText(t, g, http.MethodPut, "/metrics/job/a", "m{i=\"1\"} 5\n")
-	// Rejections are logged at debug only, so the default info log is quiet.
-	if strings.Contains(g.log(), "store is full") || strings.Contains(g.log(), "--push.max-series") {
-		t.Errorf("a rejection reached the info log:\n%s", g.logTail(4096))
+	// Rejections are logged at warn with the client's address, each reason
+	// at most once a second (web/rejectlog.go), and never as errors.
+	for reason := range counts {
+		if !strings.Contains(g.log(), "reason="+reason) {
+			t.Errorf("no log line for reason %s:\n%s", reason, g.logTail(4096))
+		}
+	}
+	for _, line := range strings.Split(g.log(), "\n") {
+		if strings.Contains(line, "reason=") && (!strings.Contains(line, `level=warn`) ||
+			!strings.Contains(line, `msg="push rejected"`) || !strings.Contains(line, "client=127.0.0.1:")) {
+			t.Errorf("a rejection is not logged as a warning naming the client: %s", line)
+		}
 	}
 }
 
