@@ -59,6 +59,23 @@ $out"
 }
 check_version "$work/pushgate-$version.linux-amd64/pushgate"
 
+# pushgateway_build_info carries the same build information.
+port=$((20000 + RANDOM % 20000))
+"$work/pushgate-$version.linux-amd64/pushgate" --web.listen-address="127.0.0.1:$port" 2>"$work/gateway.log" &
+gateway=$!
+trap 'kill "$gateway" 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do
+  [[ $(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/-/ready" || true) == 200 ]] && break
+  kill -0 "$gateway" 2>/dev/null || fail "the release binary exited: $(cat "$work/gateway.log")"
+  sleep 0.1
+done
+curl -s -m 10 "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" || fail "cannot scrape the release binary"
+kill "$gateway"
+wait "$gateway" || true
+want_info="pushgateway_build_info{branch=\"$branch\",goarch=\"amd64\",goos=\"linux\",goversion=\"$(go env GOVERSION)\",revision=\"$revision\",tags=\"netgo,osusergo\",version=\"$version\"} 1"
+grep -qxF "$want_info" "$work/metrics.txt" || fail "no $want_info in:
+$(grep build_info "$work/metrics.txt")"
+
 echo "== release-test: make build"
 make build
 check_version bin/pushgate

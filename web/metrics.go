@@ -64,7 +64,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, opts Options) (*metri
 		Help: "A metric with a constant '1' value labeled by version, revision, branch, goversion from which pushgateway was built, and the goos and goarch for the build.",
 		ConstLabels: prometheus.Labels{
 			"version": build.Version, "revision": build.Revision, "branch": build.Branch,
-			"goversion": runtime.Version(), "goos": runtime.GOOS, "goarch": runtime.GOARCH, "tags": "",
+			"goversion": runtime.Version(), "goos": runtime.GOOS, "goarch": runtime.GOARCH, "tags": build.Tags,
 		},
 	})
 	buildInfo.Set(1)

@@ -18,6 +18,8 @@ import (
 // BuildInfo describes the running binary, for /api/v1/status and the UI.
 type BuildInfo struct {
 	Version, Revision, Branch, BuildUser, BuildDate, GoVersion string
+	// Tags are the build tags, for pushgateway_build_info's tags label.
+	Tags string
 }
 
 // Options configures a Handler. Field names follow the command-line flags.

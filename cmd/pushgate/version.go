@@ -31,5 +31,6 @@ func buildInfo() web.BuildInfo {
 		BuildUser: version.BuildUser,
 		BuildDate: version.BuildDate,
 		GoVersion: version.GoVersion,
+		Tags:      version.GetTags(),
 	}
 }
