@@ -34,7 +34,11 @@ container=
 buildah=(buildah --storage-driver vfs --root "$work/storage" --runroot "$work/run")
 # gateway_pid is the gateway's own pid: unshare --fork ignores SIGTERM while
 # it waits for its child, so signals go to the child.
-gateway_pid() { pgrep -P "$pid" | head -n 1; }
+gateway_pid() {
+  local children
+  children=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null || pgrep -P "$pid")
+  echo "${children%% *}"
+}
 cleanup() {
   if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
     kill -KILL "$(gateway_pid)" 2>/dev/null || true
