@@ -2,8 +2,8 @@ package oracle
 
 import (
 	"encoding/base64"
-	"hash/fnv"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"net/url"

@@ -39,10 +39,10 @@ import (
 
 // params are the test's bounds, from the environment.
 type params struct {
-	seed       uint64
-	seeds      int
-	ops        int
-	duration   time.Duration
+	seed        uint64
+	seeds       int
+	ops         int
+	duration    time.Duration
 	shrinkTime  time.Duration
 	shrinkTotal time.Duration
 }
