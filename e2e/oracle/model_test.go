@@ -62,6 +62,12 @@ func (m *gatewayModel) apply(o *op, status int) {
 		g := m.groups[ks]
 		if g == nil {
 			g = &modelGroup{key: key, fams: map[string]*dto.MetricFamily{}, failKnown: true}
+			if _, maybe := m.maybe[ks]; maybe {
+				// A rejected push may have created it with a failure
+				// time.
+				g.failKnown, g.failMayChange = false, true
+				delete(m.maybe, ks)
+			}
 			m.groups[ks] = g
 		}
 		if o.method == "PUT" {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -57,8 +59,12 @@ type op struct {
 	gzip bool
 	// body is the uncompressed request body.
 	body []byte
-	// families is what body means: the model of the push.
+	// families is what body means: the model of the push. For a text
+	// body it is what expfmt's text parser, the reference's, reads from it
+	// (it drops a quantile="NaN" line, for one); textErr is set when that
+	// parser rejects the body.
 	families []*dto.MetricFamily
+	textErr  error
 	// textParts is a text body in pieces: per family its HELP and TYPE
 	// lines, then the lines of each metric, so that shrinking can drop a
 	// family or a metric and keep every other line as it was.
@@ -86,39 +92,77 @@ func (o *op) encode() {
 				panic(fmt.Sprintf("encode family %s: %v", mf.GetName(), err))
 			}
 		}
-	} else {
-		for _, parts := range o.textParts {
-			for _, p := range parts {
-				b.WriteString(p)
-			}
+		o.body = b.Bytes()
+		return
+	}
+	for _, parts := range o.textParts {
+		for _, p := range parts {
+			b.WriteString(p)
 		}
 	}
 	o.body = b.Bytes()
+	o.families, o.textErr = parseTextBody(o.body)
 }
 
-// withoutFamily returns a copy of the push o without family i.
+// parseTextBody reads a text body as the reference Pushgateway does, with
+// expfmt's text parser (UTF-8 names allowed), families sorted by name.
+func parseTextBody(body []byte) ([]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	m, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*dto.MetricFamily, 0, len(m))
+	for _, mf := range m {
+		out = append(out, mf)
+	}
+	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return out, nil
+}
+
+// parts returns how many families the body was written with (a text
+// body's families are counted as written, before parsing).
+func (o *op) parts() int {
+	if o.proto {
+		return len(o.families)
+	}
+	return len(o.textParts)
+}
+
+// metrics returns how many metrics family i was written with.
+func (o *op) metrics(i int) int {
+	if o.proto {
+		return len(o.families[i].Metric)
+	}
+	return len(o.textParts[i]) - 1
+}
+
+// withoutFamily returns a copy of the push o without family i (as
+// written).
 func (o *op) withoutFamily(i int) *op {
 	c := *o
-	c.families = slices.Delete(slices.Clone(o.families), i, i+1)
-	if !o.proto {
+	if o.proto {
+		c.families = slices.Delete(slices.Clone(o.families), i, i+1)
+	} else {
 		c.textParts = slices.Delete(slices.Clone(o.textParts), i, i+1)
 	}
 	c.encode()
 	return &c
 }
 
-// withoutMetric returns a copy of the push o without metric j of family i,
-// or nil when that is the family's only metric.
+// withoutMetric returns a copy of the push o without metric j of family i
+// (as written), or nil when that is the family's only metric.
 func (o *op) withoutMetric(i, j int) *op {
-	if len(o.families[i].Metric) < 2 {
+	if o.metrics(i) < 2 {
 		return nil
 	}
 	c := *o
-	c.families = slices.Clone(o.families)
-	mf := proto.Clone(o.families[i]).(*dto.MetricFamily)
-	mf.Metric = slices.Delete(mf.Metric, j, j+1)
-	c.families[i] = mf
-	if !o.proto {
+	if o.proto {
+		c.families = slices.Clone(o.families)
+		mf := proto.Clone(o.families[i]).(*dto.MetricFamily)
+		mf.Metric = slices.Delete(mf.Metric, j, j+1)
+		c.families[i] = mf
+	} else {
 		c.textParts = slices.Clone(o.textParts)
 		c.textParts[i] = slices.Delete(slices.Clone(o.textParts[i]), j+1, j+2)
 	}

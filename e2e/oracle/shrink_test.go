@@ -89,14 +89,17 @@ func shrink(ctx context.Context, bin string, cfg config, ops []*op, cls string, 
 	}
 	// Then inside the bodies: drop families, then metrics, one at a time.
 	for i = len(res.ops) - 1; i >= 0; i-- {
-		for f := len(res.ops[i].families) - 1; f >= 0; f-- {
+		if res.ops[i].kind != opPush {
+			continue
+		}
+		for f := res.ops[i].parts() - 1; f >= 0; f-- {
 			if exhausted() {
 				return res
 			}
-			if len(res.ops[i].families) > 1 && try(res.ops[i].withoutFamily(f)) {
+			if res.ops[i].parts() > 1 && try(res.ops[i].withoutFamily(f)) {
 				continue
 			}
-			for m := len(res.ops[i].families[f].Metric) - 1; m >= 0 && !exhausted(); m-- {
+			for m := res.ops[i].metrics(f) - 1; m >= 0 && !exhausted(); m-- {
 				if c := res.ops[i].withoutMetric(f, m); c != nil {
 					try(c)
 				}
