@@ -142,7 +142,8 @@ func report(ctx context.Context, bin string, cfg config, seed uint64, ops []*op,
 		return b.String()
 	}
 	{
-		res := shrink(ctx, bin, cfg, ops, f.class, variantsOf(f.violation), shrinkBudget{deadline: time.Now().Add(shrinkTime), maxTrials: 400})
+		test := replayTest(ctx, bin, cfg, ops, f.class, variantsOf(f.violation))
+		res := shrink(ops, test, shrinkBudget{deadline: time.Now().Add(shrinkTime), maxTrials: 400})
 		min = res.ops
 		if res.v.class != "" {
 			v = res.v

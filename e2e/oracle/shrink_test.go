@@ -21,15 +21,12 @@ type shrinkResult struct {
 	complete bool
 }
 
-// shrink reduces ops, which show a violation of class cls, to a sequence
-// from which no single chunk can be dropped (delta debugging on
-// complements, down to single ops) while the violation persists. Each trial
-// replays the candidate against a fresh gateway; checks scrape only the
-// variants in only (nil: all), unless the violation then fails to show.
-func shrink(ctx context.Context, bin string, cfg config, ops []*op, cls string, only map[string]bool, b shrinkBudget) shrinkResult {
-	res := shrinkResult{ops: ops}
+// replayTest returns a shrink test that replays a candidate against a
+// fresh gateway of cfg and looks for a violation of class cls. Checks scrape
+// only the variants in only, unless the violation does not show then in the
+// whole sequence ops.
+func replayTest(ctx context.Context, bin string, cfg config, ops []*op, cls string, only map[string]bool) func([]*op) (violation, bool) {
 	test := func(cand []*op) (violation, bool) {
-		res.trials++
 		fs, _, err := runOps(ctx, bin, cfg, cand, only)
 		if err != nil {
 			return violation{}, false
@@ -41,11 +38,24 @@ func shrink(ctx context.Context, bin string, cfg config, ops []*op, cls string, 
 		}
 		return violation{}, false
 	}
-	v, ok := test(ops)
-	if !ok && only != nil {
+	if _, ok := test(ops); !ok {
 		only = nil
-		v, ok = test(ops)
 	}
+	return test
+}
+
+// shrink reduces ops, for which test reports a violation, to a sequence
+// from which no single chunk can be dropped (delta debugging on
+// complements, down to single ops) while the violation persists, then
+// drops what it can from the bodies: families, then metrics.
+func shrink(ops []*op, test func([]*op) (violation, bool), b shrinkBudget) shrinkResult {
+	res := shrinkResult{ops: ops}
+	counted := test
+	test = func(cand []*op) (violation, bool) {
+		res.trials++
+		return counted(cand)
+	}
+	v, ok := test(ops)
 	if !ok {
 		// Not reproducible on a fresh gateway: report the sequence as is.
 		return res
