@@ -267,6 +267,10 @@ func (g *generator) metricName() string {
 	switch x := g.r.Float64(); {
 	case x < g.utf8:
 		return pick(g, utf8MetricNames)
+	case x < g.utf8+0.04:
+		// The journal's metrics exist only with persistence, and only
+		// once the journal is open: they must be reserved all the same.
+		return pick(g, journalNames)
 	case x < 0.9 || len(g.ownNames) == 0:
 		return pick(g, legacyMetricNames)
 	default:
@@ -366,7 +370,7 @@ func (g *generator) family(name string, kind familyKind, text bool) *dto.MetricF
 	for i := 0; i < n; i++ {
 		m := &dto.Metric{}
 		switch {
-		case len(mf.Metric) > 0 && g.chance(0.25):
+		case len(mf.Metric) > 0 && g.chance(0.15):
 			// The same series as the previous one, once with an empty label
 			// (m{a=""} beside m) and once exactly.
 			prev := mf.Metric[len(mf.Metric)-1]

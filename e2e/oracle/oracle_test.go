@@ -14,8 +14,8 @@
 // Environment:
 //
 //	ORACLE_SEED=n           first seed (default 1; "random" picks one)
-//	ORACLE_SEEDS=n          seeds per gateway setup (default 2)
-//	ORACLE_OPS=n            ops per sequence, checks not counted (default 40)
+//	ORACLE_SEEDS=n          seeds per gateway setup (default 4)
+//	ORACLE_OPS=n            ops per sequence, checks not counted (default 50)
 //	ORACLE_DURATION=d       keep running new seeds per setup until d has passed
 //	ORACLE_SHRINK_TIME=d    time to shrink each violation class (default 15s; 0 disables)
 //	ORACLE_SHRINK_TOTAL=d   time to shrink all classes of one setup (default 60s); classes
@@ -50,7 +50,7 @@ type params struct {
 // readParams reads ORACLE_* variables.
 func readParams(t *testing.T) params {
 	t.Helper()
-	p := params{seed: 1, seeds: 2, ops: 40, shrinkTime: 15 * time.Second, shrinkTotal: 60 * time.Second}
+	p := params{seed: 1, seeds: 4, ops: 50, shrinkTime: 15 * time.Second, shrinkTotal: 60 * time.Second}
 	if s := os.Getenv("ORACLE_SEED"); s == "random" {
 		p.seed = rand.Uint64() % 1_000_000_000
 	} else if s != "" {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/prometheus/common/model"
 )
 
 // config is one way of running the gateway.
@@ -117,13 +119,7 @@ func (r *runner) do(ctx context.Context, o *op) ([]violation, error) {
 		r.stats.checks++
 		return r.check(ctx, o)
 	case opScrape:
-		res, err := scrape(ctx, r.gw.url, variants[variantIndex(o.variant)])
-		if err != nil {
-			return nil, err
-		}
-		// One scrape cannot show that the allow-utf-8 scrapes are fine;
-		// assume they are, as a check mostly finds.
-		return classify(res.violations, map[string]bool{"text": true, "openmetrics": true, "protobuf": true}), nil
+		return r.scrapeOne(ctx, variants[variantIndex(o.variant)])
 	case opRestart:
 		r.stats.restarts++
 		if err := r.gw.restart(o.hard); err != nil {
@@ -221,6 +217,37 @@ func (r *runner) adminDeleted(o *op, body []byte) (violation, bool) {
 		class:  "admin delete removes other groups than its match[] selectors select",
 		detail: fmt.Sprintf("match[]=%s deleted %v; the selectors (a union) select %v", strings.Join(o.match, " match[]="), got, want),
 	}, false
+}
+
+// companions are the allow-utf-8 scrapes of each format.
+var companions = map[string]string{
+	"text":        "text-1.0.0-allow-utf-8",
+	"openmetrics": "openmetrics-1.0.0-allow-utf-8",
+	"protobuf":    canonicalVariant,
+}
+
+// scrapeOne scrapes one variant and checks the answer. When it shows a
+// violation under escaped names, the same format with allow-utf-8 is
+// scraped too, to tell whether escaping is what breaks it (as a check
+// does).
+func (r *runner) scrapeOne(ctx context.Context, v variant) ([]violation, error) {
+	res, err := scrape(ctx, r.gw.url, v)
+	if err != nil {
+		return nil, err
+	}
+	vs := res.violations
+	clean := map[string]bool{}
+	if res.view.scheme != model.NoEscaping && len(vs) > 0 && companions[res.view.enc] != "" && companions[res.view.enc] != v.name {
+		comp, err := scrape(ctx, r.gw.url, variants[variantIndex(companions[res.view.enc])])
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, comp.violations...)
+		if comp.usable && comp.view.scheme == model.NoEscaping {
+			clean[comp.view.enc] = true
+		}
+	}
+	return classify(vs, clean), nil
 }
 
 // describeOps renders a sequence as numbered curl-like steps.

@@ -220,8 +220,10 @@ func (r *scrapeResult) parse() {
 		}
 	}
 	seen := map[string]int{}
+	byID := map[string]sample{}
 	for _, s := range samples {
 		seen[s.id]++
+		byID[s.id] = s
 		names := map[string]bool{}
 		dupLabel := ""
 		s.ls.Range(func(l labels.Label) {
@@ -252,7 +254,7 @@ func (r *scrapeResult) parse() {
 	}
 	sort.Strings(dups)
 	for _, id := range dups {
-		r.fail("series twice", seriesHint(id), "%d samples of series %s", seen[id], id)
+		r.fail("series twice", seriesHint(byID[id]), "%d samples of series %s", seen[id], id)
 	}
 	// Repeated series and families still say what each series holds; a
 	// body that does not parse or shows names the scraper cannot read
@@ -268,14 +270,14 @@ func familyHint(name string) string {
 	return ""
 }
 
-// seriesHint classifies a duplicate series by what its identity shows.
-func seriesHint(id string) string {
+// seriesHint classifies a repeated series by its name and labels.
+func seriesHint(s sample) string {
 	switch {
-	case strings.HasPrefix(id, "push_time_seconds{"), strings.HasPrefix(id, "push_failure_time_seconds{"):
+	case timeNames[s.ls.Get(model.MetricNameLabel)]:
 		return "one group twice"
-	case strings.Contains(id, `le="`):
+	case s.ls.Has(model.BucketLabel):
 		return "a bucket"
-	case strings.Contains(id, `quantile="`):
+	case s.ls.Has(model.QuantileLabel):
 		return "a quantile"
 	}
 	return ""
