@@ -120,7 +120,7 @@ func TestOracle(t *testing.T) {
 					reported[f.class] = true
 					budget := min(p.shrinkTime, shrinkLeft)
 					began := time.Now()
-					t.Error(report(ctx, bin, cfg, seed, ops[:f.at+1], f, budget))
+					t.Error(report(ctx, bin, cfg, seed, p.ops, ops[:f.at+1], f, budget))
 					shrinkLeft -= time.Since(began)
 				}
 			}
@@ -131,14 +131,15 @@ func TestOracle(t *testing.T) {
 
 // report shrinks the sequence that showed f and renders the failure
 // message.
-func report(ctx context.Context, bin string, cfg config, seed uint64, ops []*op, f found, shrinkTime time.Duration) string {
+func report(ctx context.Context, bin string, cfg config, seed uint64, nops int, ops []*op, f found, shrinkTime time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "VIOLATION %s\n  first seen: %s\n  setup %s (flags %s), ORACLE_SEED=%d, op %d\n",
-		f.class, f.violation, cfg.name, strings.Join(cfg.flags("$DIR"), " "), seed, f.at+1)
+	fmt.Fprintf(&b, "VIOLATION %s\n  first seen: %s\n  setup %s (flags %s), op %d of seed %d\n",
+		f.class, f.violation, cfg.name, strings.Join(cfg.flags("$DIR"), " "), f.at+1, seed)
+	fmt.Fprintf(&b, "  replay: cd e2e/oracle && ORACLE_SEED=%d ORACLE_SEEDS=1 ORACLE_OPS=%d go test -run 'TestOracle/%s$' .\n", seed, nops, cfg.name)
 	min := ops
 	v := f.violation
 	if shrinkTime <= 0 {
-		fmt.Fprintf(&b, "  not shrunk (no shrink time left); replay with ORACLE_SEED=%d ORACLE_SEEDS=1 ORACLE_OPS=… and -run 'TestOracle/%s'\n", seed, cfg.name)
+		b.WriteString("  not shrunk (no shrink time left)\n")
 		return b.String()
 	}
 	{
