@@ -213,8 +213,11 @@ func (g *generator) kind(name string, proto bool) familyKind {
 	h := fnv.New32a()
 	h.Write([]byte(name))
 	k := familyKind(h.Sum32() % uint32(textKinds))
-	if k == kindHistogram && proto && g.chance(0.6) {
+	switch {
+	case k == kindHistogram && proto && g.chance(0.6):
 		k = pick(g, []familyKind{kindNative, kindNativeFloat, kindNativeAndClassic})
+	case proto && g.chance(0.08):
+		k = pick(g, []familyKind{kindGaugeHistogram, kindNativeGauge})
 	}
 	return k
 }
