@@ -221,10 +221,10 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 	for _, s := range canon.pushedSamples() {
 		switch s.ls.Get(model.MetricNameLabel) {
 		case "push_time_seconds":
-			id := keyIdentity(labelsOf(s.ls))
+			id := keyString(labelsOf(s.ls))
 			pushTimes[id] = append(pushTimes[id], s.v)
 		case "push_failure_time_seconds":
-			id := keyIdentity(labelsOf(s.ls))
+			id := keyString(labelsOf(s.ls))
 			failTimes[id] = append(failTimes[id], s.v)
 		default:
 			data = append(data, s)
@@ -243,11 +243,14 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 		})
 	}
 
-	// Groups: a rejected push may have created an absent group with only a
+	// Groups, by the labels of their push_time_seconds series (empty
+	// values included, so that {job="a"} and {a="",job="a"} stay apart; a
+	// group with both the same identity is a repeated series, reported as
+	// such). A rejected push may have created an absent group with only a
 	// failure time; adopt those the scrape shows.
 	byID := map[string][]*modelGroup{}
 	for _, g := range m.groups {
-		id := keyIdentity(g.key)
+		id := renderedKey(g.key)
 		byID[id] = append(byID[id], g)
 	}
 	maybeKeys := make([]string, 0, len(m.maybe))
@@ -260,7 +263,7 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 		if m.groups[ks] != nil {
 			continue
 		}
-		id := keyIdentity(key)
+		id := renderedKey(key)
 		if len(pushTimes[id]) > len(byID[id]) {
 			g := &modelGroup{key: key, fams: map[string]*dto.MetricFamily{}, failureOnly: true, failMayChange: true}
 			m.groups[ks] = g
@@ -293,7 +296,7 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 			}
 			out = append(out, violation{
 				class:    "groups differ from the accepted pushes",
-				detail:   fmt.Sprintf("push_time_seconds%s appears %d times and push_failure_time_seconds %d times; the accepted requests leave %d groups of that identity %v", id, len(pushTimes[id]), len(failTimes[id]), len(gs), keys),
+				detail:   fmt.Sprintf("push_time_seconds%s appears %d times and push_failure_time_seconds %d times; the accepted requests leave %d groups with those labels %v", id, len(pushTimes[id]), len(failTimes[id]), len(gs), keys),
 				diverged: true,
 			})
 			continue
@@ -309,6 +312,20 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 		g.pushChanged, g.failMayChange = false, false
 	}
 	return out
+}
+
+// renderedKey is the label set of a group's push_time_seconds series:
+// its grouping key, with instance="" when it has no instance label.
+func renderedKey(key map[string]string) string {
+	if _, ok := key["instance"]; ok {
+		return keyString(key)
+	}
+	k := make(map[string]string, len(key)+1)
+	for n, v := range key {
+		k[n] = v
+	}
+	k["instance"] = ""
+	return keyString(k)
 }
 
 // checkTimes checks a group's observed timestamps against what happened

@@ -388,11 +388,6 @@ func (g *generator) family(name string, kind familyKind, text bool) *dto.MetricF
 			}
 			m.Label = uniqueLabels(m.Label)
 		}
-		if text && (kind == kindHistogram || kind == kindSummary) && slices.ContainsFunc(mf.Metric, func(o *dto.Metric) bool { return labelsEqual(o.Label, m.Label) }) {
-			// The text format has no way to write two histograms or
-			// summaries with the same labels: their lines make one.
-			continue
-		}
 		if kind < textKinds {
 			// le on a histogram and quantile on a summary cannot be
 			// written in the text format: the line would hold the label
@@ -401,18 +396,29 @@ func (g *generator) family(name string, kind familyKind, text bool) *dto.MetricF
 				return (kind == kindHistogram && lp.GetName() == "le") || (kind == kindSummary && lp.GetName() == "quantile")
 			})
 		}
+		if text && (kind == kindHistogram || kind == kindSummary) && slices.ContainsFunc(mf.Metric, func(o *dto.Metric) bool { return sameLabels(o.Label, m.Label) }) {
+			// The text format has no way to write two histograms or
+			// summaries with the same labels: their lines make one.
+			continue
+		}
 		g.fill(m, kind)
 		mf.Metric = append(mf.Metric, m)
 	}
 	return mf
 }
 
-// labelsEqual reports whether two label lists are the same pairs in the
-// same order.
-func labelsEqual(a, b []*dto.LabelPair) bool {
-	return slices.EqualFunc(a, b, func(x, y *dto.LabelPair) bool {
-		return x.GetName() == y.GetName() && x.GetValue() == y.GetValue()
-	})
+// sameLabels reports whether two label lists hold the same pairs, in any
+// order.
+func sameLabels(a, b []*dto.LabelPair) bool {
+	key := func(lps []*dto.LabelPair) string {
+		var s []string
+		for _, lp := range lps {
+			s = append(s, lp.GetName()+"\xff"+lp.GetValue())
+		}
+		slices.Sort(s)
+		return strings.Join(s, "\xfe")
+	}
+	return key(a) == key(b)
 }
 
 // uniqueLabels keeps the first label of each name: a metric cannot carry
@@ -501,6 +507,11 @@ func (g *generator) classicHistogram() *dto.Histogram {
 	h.SampleCount = proto.Uint64(cum + uint64(g.r.IntN(2)))
 	if len(bounds) > 0 && math.IsInf(bounds[len(bounds)-1], 1) {
 		h.SampleCount = proto.Uint64(cum)
+		if g.chance(0.04) {
+			// A bucket after +Inf: Prometheus' protobuf parser stops at
+			// +Inf, its text parser does not.
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: proto.Float64(pick(g, bucketBounds)), CumulativeCount: proto.Uint64(cum)})
+		}
 	}
 	return h
 }
