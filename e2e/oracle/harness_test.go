@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -295,9 +294,6 @@ func gunzip(b []byte) ([]byte, error) {
 	}
 	if err := zr.Close(); err != nil {
 		return nil, err
-	}
-	if len(out) == 0 && len(b) == 0 {
-		return nil, errors.New("empty gzip body")
 	}
 	return out, nil
 }

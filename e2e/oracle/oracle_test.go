@@ -20,6 +20,7 @@
 //	ORACLE_SHRINK_TIME=d    time to shrink each violation class (default 15s; 0 disables)
 //	ORACLE_SHRINK_TOTAL=d   time to shrink all classes of one setup (default 60s); classes
 //	                        beyond it are reported with their seed, unshrunk
+//	ORACLE_DEBUG=1          print the answer to every rejected push (to tune the generator)
 //	PUSHGATE_BINARY=path    test this binary instead of building ./cmd/pushgate
 package oracle
 
