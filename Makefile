@@ -69,13 +69,19 @@ image: image-context
 test-deps:
 	scripts/test-deps.sh
 
-## vet: go vet every package
+## vet: go vet every package (the oracle test module too)
 vet:
 	$(GO) vet ./...
+	cd e2e/oracle && $(GO) vet ./...
 
-## test: dependencies, vet, then all tests with -race
+## test: dependencies, vet, then all tests with -race, then the randomized
+## test whose oracle is Prometheus (e2e/oracle, its own module: the gateway's
+## go.mod does not carry Prometheus). It drives the built binary and has no
+## concurrency of its own, so it runs without -race, after the -race run
+## (.ci/run prints the log from that run's first line on).
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 40m ./...
+	cd e2e/oracle && $(GO) test -count=1 -timeout 20m ./...
 
 ## e2e: only the end-to-end tests (verbose)
 e2e: test-deps

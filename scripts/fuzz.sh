@@ -8,8 +8,14 @@
 # input that failed is written to <pkg>/testdata/fuzz/<Target>/ and must be
 # committed, so that plain `go test` replays it as a regression case.
 #
+# Then the randomized test whose oracle is Prometheus (e2e/oracle) runs new
+# random sequences against each gateway setup for $ORACLE_DURATION each,
+# from a random seed it prints; rerun a failure with that ORACLE_SEED.
+#
 # Environment: FUZZTIME (e.g. 20s, 5m, 10000x), FUZZPARALLEL (workers,
-# default 1: the machine is shared).
+# default 1: the machine is shared), ORACLE_DURATION (per gateway setup,
+# default FUZZTIME when it is a duration, else 20s), ORACLE_OPS (ops per
+# sequence, default 80), ORACLE_SEED (default random).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,9 +45,19 @@ for entry in "${targets[@]}"; do
   fi
 done
 
+oracle_duration=${ORACLE_DURATION:-$fuzztime}
+[[ $oracle_duration == *x ]] && oracle_duration=20s
+echo "== oracle: random sequences for $oracle_duration per gateway setup (e2e/oracle)"
+if ! (cd e2e/oracle && ORACLE_SEED="${ORACLE_SEED:-random}" ORACLE_DURATION="$oracle_duration" \
+  ORACLE_OPS="${ORACLE_OPS:-80}" ORACLE_SEEDS=1 go test -count=1 -timeout 60m -run '^TestOracle$' -v . |
+  grep -v '^=== RUN'); then
+  echo "FAIL: oracle; the seed and each violation's shrunk sequence are above"
+  failed+=("oracle")
+fi
+
 if ((${#failed[@]} > 0)); then
   echo "== fuzz: ${#failed[@]} target(s) failed: ${failed[*]}"
   git status --short -- '*/testdata/fuzz/*' || true
   exit 1
 fi
-echo "== fuzz: all ${#targets[@]} targets passed ($fuzztime each)"
+echo "== fuzz: all ${#targets[@]} targets passed ($fuzztime each), and the oracle ($oracle_duration per setup)"

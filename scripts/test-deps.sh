@@ -9,6 +9,7 @@
 #   Prometheus 3:    prometheus and promtool v0.316.0, built once per machine
 #                    by scripts/prometheus3.sh (a cold build takes 15-25 min;
 #                    the e2e tests find the binaries through that script)
+#   Go modules:      e2e/oracle's (Prometheus' textparse), into the module cache
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,4 +47,6 @@ if [[ ! -d e2e/browser/node_modules/playwright-core ]]; then
   (cd e2e/browser && npm ci --no-audit --no-fund)
 fi
 scripts/prometheus3.sh >/dev/null
+# The oracle test's own module (Prometheus' textparse); instant when cached.
+(cd e2e/oracle && go mod download)
 echo "test-deps: ok"
