@@ -46,7 +46,7 @@ var (
 func commitError(err error) (wrapped error, ambiguous bool) {
 	switch {
 	case errors.Is(err, rpctypes.ErrNoSpace):
-		return fmt.Errorf("%w: %w", ErrNoSpace, err), false
+		return noSpace(err), false
 	case errors.Is(err, rpctypes.ErrRequestTooLarge), errors.Is(err, rpctypes.ErrTooManyOps):
 		return fmt.Errorf("%w: %w", ErrTooLarge, err), false
 	}
@@ -59,4 +59,12 @@ func commitError(err error) (wrapped error, ambiguous bool) {
 		}
 	}
 	return fmt.Errorf("%w: %w", ErrAmbiguous, err), true
+}
+
+// noSpace wraps etcd's NOSPACE refusal in ErrNoSpace.
+func noSpace(err error) error {
+	if errors.Is(err, rpctypes.ErrNoSpace) {
+		return fmt.Errorf("%w: %w", ErrNoSpace, err)
+	}
+	return err
 }

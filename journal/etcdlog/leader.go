@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
@@ -99,7 +98,7 @@ func (l *Log) Campaign(ctx context.Context) error {
 
 	e := concurrency.NewElection(s, l.keys.election)
 	if err := e.Campaign(ctx, l.cfg.AdvertiseURL); err != nil {
-		return fmt.Errorf("campaign for leadership: %w", contextCause(ctx, err))
+		return fmt.Errorf("campaign for leadership: %w", noSpace(contextCause(ctx, err)))
 	}
 	l.mu.Lock()
 	l.election = e
@@ -116,10 +115,7 @@ func (l *Log) Campaign(ctx context.Context) error {
 		err = fmt.Errorf("%w: the election key %s vanished after the election", ErrNotLeader, e.Key())
 	}
 	if err != nil {
-		err = contextCause(ctx, err)
-		if errors.Is(err, rpctypes.ErrNoSpace) {
-			err = fmt.Errorf("%w: %w", ErrNoSpace, err)
-		}
+		err = noSpace(contextCause(ctx, err))
 		l.resignQuietly(e)
 		return fmt.Errorf("begin a term: write the barrier to %s: %w", l.keys.head, err)
 	}

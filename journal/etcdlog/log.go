@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
@@ -156,9 +157,13 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		<-l.committerDone
 		var errs []error
-		if s != nil {
+		switch {
+		case s == nil:
+		case s.Ctx().Err() != nil:
+			s.Orphan() // lost: its lease is gone or going
+		default:
 			// Revoking deletes the election key; it is bounded by the TTL.
-			if err := s.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			if err := s.Close(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 				errs = append(errs, fmt.Errorf("revoke the election lease: %w", err))
 			}
 		}
