@@ -3,6 +3,8 @@ package etcdlog
 import (
 	"slices"
 	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestMetaDiff(t *testing.T) {
@@ -40,6 +42,23 @@ func TestHeadValueRoundTrips(t *testing.T) {
 	for _, bad := range []string{"", "abc", "zz/1", "1f/x"} {
 		if _, _, ok := parseHead(bad); ok {
 			t.Errorf("parseHead(%q) accepted", bad)
+		}
+	}
+}
+
+func TestIsOwnTellsTheLogsBatchesFromOthersAndFromDoubtfulOnes(t *testing.T) {
+	l := &Log{leases: map[clientv3.LeaseID]struct{}{0x1f: {}}, ambiguous: map[uint64]struct{}{5: {}}}
+	for _, tc := range []struct {
+		head string
+		want bool
+	}{
+		{"1f/4", true},
+		{"1f/5", false}, // its outcome was reported as ambiguous: the store took it back
+		{"2a/4", false}, // another writer's lease
+		{"garbage", false},
+	} {
+		if got := l.isOwn([]byte(tc.head)); got != tc.want {
+			t.Errorf("isOwn(%q) = %v, want %v", tc.head, got, tc.want)
 		}
 	}
 }

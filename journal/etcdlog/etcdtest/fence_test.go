@@ -3,8 +3,13 @@ package etcdtest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/s2"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/pushgate/pushgate/journal/etcdlog"
 )
@@ -35,15 +40,21 @@ func TestAPausedLeadersLateCommitIsRejectedAndItStepsDown(t *testing.T) {
 	if _, err := old.Append(set("g", "after")); !errors.Is(err, etcdlog.ErrNotLeader) {
 		t.Errorf("Append on the stepped-down leader: %v, want ErrNotLeader", err)
 	}
-	campaign(t, next) // waits for the old lease to expire in etcd
-	newPos := mustCommit(t, next, set("g", "new"))
-	link.unpause()
-
+	// Once etcd expired the old lease, its election key is gone; with no
+	// new leader yet, head has not moved, so only the fence on the
+	// election key stops the late commit.
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	if err := late.Wait(ctx); !errors.Is(err, etcdlog.ErrNotLeader) {
-		t.Fatalf("the late commit: %v; want it rejected with ErrNotLeader", err)
+	eventually(t, 10*time.Second, "etcd expires the old leader's lease", func() bool {
+		url, err := next.Leader(ctx)
+		return err == nil && url == ""
+	})
+	link.unpause()
+	if err := late.Wait(ctx); !errors.Is(err, etcdlog.ErrNotLeader) || !strings.Contains(err.Error(), "deposed") {
+		t.Fatalf("the late commit: %v; want it rejected as deposed", err)
 	}
+	campaign(t, next)
+	newPos := mustCommit(t, next, set("g", "new"))
 	// Let the watcher see everything up to now: nothing after the new
 	// leader's commit may be the old leader's.
 	cur, err := next.Current(ctx)
@@ -125,5 +136,43 @@ func TestAnAmbiguousCommitEndsTheTermAndTheNextTermFencesIt(t *testing.T) {
 	}
 	if st := l.Stats(); st.Ambiguous != 1 {
 		t.Errorf("Stats.Ambiguous = %d, want 1", st.Ambiguous)
+	}
+}
+
+func TestACommitNotBuiltOnTheTermsLastCommitFailsAndEndsTheTerm(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	prefix := newPrefix()
+	l := openLog(t, c.endpoints, prefix, nil)
+	follow(t, l)
+	campaign(t, l)
+	mustCommit(t, l, set("g", "1"))
+
+	// Another writer moves head behind the leader's back.
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.endpoints, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Put(ctx, prefix+"head", "intruder/1"); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := l.Append(set("g", "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cm.Wait(ctx); !errors.Is(err, etcdlog.ErrNotLeader) || !strings.Contains(err.Error(), "intruder/1") {
+		t.Fatalf("a commit after head moved: %v; want ErrNotLeader naming the other writer", err)
+	}
+	if l.IsLeader() {
+		t.Error("the term goes on after a failed commit")
+	}
+	resp, err := cli.Get(ctx, prefix+"groups/g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(resp.Kvs[0].Value), string(s2.Encode(nil, []byte("1"))); got != want {
+		t.Errorf("g holds %q, want the last committed value (%q)", got, want)
 	}
 }

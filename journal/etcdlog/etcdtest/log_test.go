@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,56 @@ func TestFollowFromACompactedRevisionFailsWithErrCompacted(t *testing.T) {
 	pos, err := l.Load(ctx, func(k string, v []byte) error { groups[k] = string(v); return nil })
 	if err != nil || pos < last || groups["g"] != "6" {
 		t.Fatalf("Load after compaction: %v at %d, groups %v", err, pos, groups)
+	}
+}
+
+func TestCampaignWaitsForFollowToDeliverTheTermsStart(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	l := openLog(t, c.endpoints, newPrefix(), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := l.Campaign(ctx); !errors.Is(err, context.DeadlineExceeded) || l.IsLeader() {
+		t.Fatalf("Campaign with no Follow running: %v, leading %v; want it to wait until ctx ends", err, l.IsLeader())
+	}
+	follow(t, l)
+	campaign(t, l)
+	mustCommit(t, l, set("g", "v"))
+}
+
+func TestLoadReadsEveryGroupInKeyOrderAcrossPages(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	prefix := newPrefix()
+	l := openLog(t, c.endpoints, prefix, nil)
+	follow(t, l)
+	campaign(t, l)
+	const n = 2500 // two and a half pages
+	var commits []journal.Commit
+	for i := range n {
+		cm, err := l.Append(set(fmt.Sprintf("g%05d", i), fmt.Sprint(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, cm)
+	}
+	pos := waitAll(t, commits)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var keys, values []string
+	at, err := openLog(t, c.endpoints, prefix, nil).Load(ctx, func(k string, v []byte) error {
+		keys, values = append(keys, k), append(values, string(v))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at < pos[n-1] {
+		t.Errorf("loaded at %d, before the last commit at %d", at, pos[n-1])
+	}
+	wantKeys, wantValues := make([]string, n), make([]string, n)
+	for i := range n {
+		wantKeys[i], wantValues[i] = fmt.Sprintf("g%05d", i), fmt.Sprint(i)
+	}
+	if !slices.Equal(keys, wantKeys) || !slices.Equal(values, wantValues) {
+		t.Errorf("loaded %d groups, want g00000=0 ... g%05d=%d in key order", len(keys), n-1, n-1)
 	}
 }
