@@ -4,6 +4,11 @@
 
 GO ?= go
 
+# ETCDTEST is a test-only module: it runs journal/etcdlog against etcd
+# members embedded in the test process. It has a go.mod of its own so that
+# the gateway's go.mod requires only etcd's client; ./... does not reach it.
+ETCDTEST := journal/etcdlog/etcdtest
+
 .PHONY: all build test test-deps vet e2e
 
 all: build
@@ -19,10 +24,12 @@ test-deps:
 ## vet: go vet every package
 vet:
 	$(GO) vet ./...
+	cd $(ETCDTEST) && $(GO) vet ./...
 
 ## test: dependencies, vet, then all tests with -race
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 40m ./...
+	cd $(ETCDTEST) && $(GO) test -race -count=1 -timeout 10m ./...
 
 ## e2e: only the end-to-end tests (verbose)
 e2e: test-deps
