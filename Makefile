@@ -29,6 +29,11 @@ IMAGE         ?= pushgate:$(VERSION)
 IMAGE_ARCH    ?= amd64
 BUILDAH       ?= buildah
 
+# ETCDTEST is a test-only module: it runs journal/etcdlog against etcd
+# members embedded in the test process. It has a go.mod of its own so that
+# the gateway's go.mod requires only etcd's client; ./... does not reach it.
+ETCDTEST := journal/etcdlog/etcdtest
+
 .PHONY: all build test test-deps vet e2e release image image-context
 
 all: build
@@ -73,6 +78,7 @@ test-deps:
 vet:
 	$(GO) vet ./...
 	cd e2e/oracle && $(GO) vet ./...
+	cd $(ETCDTEST) && $(GO) vet ./...
 
 ## test: dependencies, vet, then all tests with -race, then the randomized
 ## test whose oracle is Prometheus (e2e/oracle, its own module: the gateway's
@@ -82,6 +88,7 @@ vet:
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 40m ./...
 	cd e2e/oracle && $(GO) test -count=1 -timeout 20m ./...
+	cd $(ETCDTEST) && $(GO) test -race -count=1 -timeout 10m ./...
 
 ## e2e: only the end-to-end tests (verbose)
 e2e: test-deps

@@ -1,0 +1,190 @@
+package etcdlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/pushgate/pushgate/journal"
+)
+
+// Append enqueues ops as one atomic batch of the current term and returns
+// the Commit to wait on. It takes no I/O: the committer goroutine sends the
+// batch with the others collected meanwhile. Outside a term it fails with
+// ErrNotLeader (wrapping why the last term ended); a batch too large for
+// one etcd transaction fails with ErrTooLarge.
+func (l *Log) Append(ops ...journal.Op) (journal.Commit, error) {
+	e, err := newEntry(ops, len(l.keys.groups))
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, ErrClosed
+	}
+	t := l.liveTerm()
+	if t == nil {
+		return nil, l.notLeader()
+	}
+	e.term = t
+	l.queue = append(l.queue, e)
+	l.wake.Signal()
+	return e, nil
+}
+
+// notLeader is the error of a write outside a term. l.mu must be held.
+func (l *Log) notLeader() error {
+	if l.term != nil && l.term.err != nil {
+		return fmt.Errorf("%w: the term ended: %w", ErrNotLeader, l.term.err)
+	}
+	return ErrNotLeader
+}
+
+// failQueue fails every queued entry with err. l.mu must be held.
+func (l *Log) failQueue(err error) {
+	for _, e := range l.queue {
+		e.finish(0, err)
+	}
+	clear(l.queue)
+	l.queue = l.queue[:0]
+}
+
+// commitLoop is the committer: it takes the entries appended while the
+// last transaction was in flight, packs as many as one transaction holds
+// (in order: a batch never overtakes an earlier one) and commits them.
+// It returns once the Log is closed and everything taken is finished.
+func (l *Log) commitLoop() {
+	defer close(l.committerDone)
+	var taken []*entry // entries out of the queue, not yet committed
+	for {
+		l.mu.Lock()
+		for len(l.queue) == 0 && len(taken) == 0 && !l.closed {
+			l.wake.Wait()
+		}
+		taken = append(taken, l.queue...)
+		clear(l.queue)
+		l.queue = l.queue[:0]
+		// Entries of an ended term fail with the term.
+		kept := taken[:0]
+		for _, e := range taken {
+			if e.term.err != nil {
+				e.finish(0, fmt.Errorf("%w: the term ended: %w", ErrNotLeader, e.term.err))
+				continue
+			}
+			kept = append(kept, e)
+		}
+		clear(taken[len(kept):])
+		taken = kept
+		if len(taken) == 0 {
+			closed := l.closed
+			l.mu.Unlock()
+			if closed {
+				return
+			}
+			continue
+		}
+		l.mu.Unlock()
+
+		t := taken[0].term
+		var b batch
+		n := 0
+		for ; n < len(taken) && taken[n].term == t; n++ {
+			taken[n].pack(len(l.keys.groups))
+			if !b.add(taken[n], len(l.keys.groups)) {
+				break
+			}
+		}
+		clear(taken[:n])
+		taken = taken[n:]
+		l.commit(t, &b)
+	}
+}
+
+// commit sends b as one transaction of term t and finishes its entries. A
+// failure ends the term.
+func (l *Log) commit(t *term, b *batch) {
+	seq := l.seq.Add(1)
+	ops := make([]clientv3.Op, 0, len(b.slots)+2)
+	if b.deleteAll {
+		ops = append(ops, clientv3.OpDelete(l.keys.groups, clientv3.WithPrefix()))
+	}
+	for _, s := range b.slots {
+		if s.set {
+			ops = append(ops, clientv3.OpPut(l.keys.groups+s.key, string(s.val)))
+		} else {
+			ops = append(ops, clientv3.OpDelete(l.keys.groups+s.key))
+		}
+	}
+	ops = append(ops, clientv3.OpPut(l.keys.head, headValue(t.lease, seq)))
+
+	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.RequestTimeout)
+	resp, err := l.client.Txn(ctx).
+		If(
+			clientv3.Compare(clientv3.CreateRevision(t.key), "=", t.rev),
+			clientv3.Compare(clientv3.ModRevision(l.keys.head), "=", t.head),
+		).
+		Then(ops...).
+		Else(clientv3.OpGet(t.key), clientv3.OpGet(l.keys.head)).
+		Commit()
+	cancel()
+
+	var ambiguous bool
+	switch {
+	case err != nil:
+		err, ambiguous = commitError(err)
+	case !resp.Succeeded:
+		err = l.guardError(t, resp)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.stats.Failed++
+		if ambiguous {
+			l.stats.Ambiguous++
+			// Should it have committed after all, Follow must deliver it
+			// as another writer's: the store took it back.
+			l.ambiguous[seq] = struct{}{}
+		}
+		if errors.Is(err, ErrNoSpace) {
+			l.stats.NoSpace++
+		}
+		err = fmt.Errorf("commit %d groups: %w", len(b.slots), err)
+		l.endTerm(t, err)
+		for _, e := range b.entries {
+			e.finish(0, err)
+		}
+		return
+	}
+	t.head = resp.Header.Revision
+	pos := journal.Position(resp.Header.Revision)
+	l.stats.Commits++
+	l.stats.Committed = pos
+	l.stats.Ops += uint64(len(b.slots))
+	if b.deleteAll {
+		l.stats.Ops++
+	}
+	for _, s := range b.slots {
+		l.stats.Bytes += uint64(len(s.val))
+	}
+	for _, e := range b.entries {
+		e.finish(pos, nil)
+	}
+}
+
+// guardError explains a commit whose compares failed, from the Else reads
+// of the election key and head.
+func (l *Log) guardError(t *term, resp *clientv3.TxnResponse) error {
+	keyKvs := resp.Responses[0].GetResponseRange().GetKvs()
+	if len(keyKvs) == 0 || keyKvs[0].CreateRevision != t.rev {
+		return fmt.Errorf("%w: deposed: the election key %s is gone", ErrNotLeader, t.key)
+	}
+	headKvs := resp.Responses[1].GetResponseRange().GetKvs()
+	if len(headKvs) == 0 {
+		return fmt.Errorf("%w: %s was deleted by another writer", ErrNotLeader, l.keys.head)
+	}
+	return fmt.Errorf("%w: %s moved to revision %d (writer %q), this term's last commit was at %d",
+		ErrNotLeader, l.keys.head, headKvs[0].ModRevision, headKvs[0].Value, t.head)
+}

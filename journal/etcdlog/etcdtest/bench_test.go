@@ -1,0 +1,102 @@
+package etcdtest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+
+	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/store"
+)
+
+// benchGroups is how many distinct groups the benchmark pushes to: more
+// than 64 appenders can have in flight, so that coalescing does not shrink
+// the work.
+const benchGroups = 1024
+
+// encodedGroups returns benchGroups bench-payload groups as the store
+// encodes them for its log: what a leader appends for each push.
+func encodedGroups(b *testing.B) []journal.Op {
+	b.Helper()
+	s := store.New(store.Options{})
+	t0 := time.Unix(1_700_000_000, 0)
+	for i := range benchGroups {
+		if err := s.Push(context.Background(), store.Push{Key: groupKey(i), Families: payload.Families(i, 1), Time: t0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s.JournalOps()
+}
+
+// BenchmarkAppendWait measures durable pushes through a 3-member etcd
+// cluster on loopback: appenders goroutines each Append one bench-payload
+// group and Wait for its commit, again and again. It reports pushes/s,
+// transactions/s and the p50/p99 latency of Append+Wait.
+func BenchmarkAppendWait(b *testing.B) {
+	c := startCluster(b, 3, nil)
+	ops := encodedGroups(b)
+	raw, packed := 0, 0
+	for _, op := range ops {
+		raw += len(op.Value)
+		packed += len(s2.Encode(nil, op.Value))
+	}
+	for _, appenders := range []int{8, 64} {
+		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
+			l := openLog(b, c.endpoints, newPrefix(), nil)
+			follow(b, l)
+			campaign(b, l)
+			var next atomic.Int64
+			lat := make([][]time.Duration, appenders)
+			var failed atomic.Value
+			before := l.Stats()
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range appenders {
+				wg.Go(func() {
+					ctx := context.Background()
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						op := ops[int(i)%len(ops)]
+						t := time.Now()
+						cm, err := l.Append(op)
+						if err == nil {
+							err = cm.Wait(ctx)
+						}
+						if err != nil {
+							failed.Store(err)
+							return
+						}
+						lat[w] = append(lat[w], time.Since(t))
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err, _ := failed.Load().(error); err != nil {
+				b.Fatal(err)
+			}
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			after := l.Stats()
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pushes/s")
+			b.ReportMetric(float64(after.Commits-before.Commits)/elapsed.Seconds(), "txns/s")
+			b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(raw)/float64(len(ops)), "value-B")
+			b.ReportMetric(float64(packed)/float64(len(ops)), "stored-B")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
