@@ -36,7 +36,7 @@ import (
 // change, then 202 with an empty body.
 func (h *Handler) apiWipe(w http.ResponseWriter, r *http.Request) {
 	setAPIHeaders(w)
-	if err := h.store.Wipe(r.Context()); err != nil {
+	if err := h.store().Wipe(r.Context()); err != nil {
 		h.writeError(w, r, fmt.Errorf("wipe: %w", err))
 		return
 	}
@@ -184,7 +184,7 @@ func (h *Handler) apiAdminGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	data := adminGroupsData{Groups: []adminGroup{}}
 	if r.Method == http.MethodGet {
-		groups := h.store.Groups()
+		groups := h.store().Groups()
 		sortGroupsByKey(groups)
 		for _, g := range groups {
 			if f.matches(g) {
@@ -209,7 +209,7 @@ func (h *Handler) apiAdminGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	// The match function runs under the store's lock: it only collects.
 	var selected []*store.Group
-	_, err = h.store.DeleteWhere(r.Context(), func(g *store.Group) bool {
+	_, err = h.store().DeleteWhere(r.Context(), func(g *store.Group) bool {
 		if !f.matches(g) {
 			return false
 		}

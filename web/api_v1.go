@@ -141,7 +141,7 @@ func (h *Handler) apiMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	for i, g := range h.store.Groups() {
+	for i, g := range h.store().Groups() {
 		if err := r.Context().Err(); err != nil {
 			return
 		}

@@ -11,8 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/pushgate/pushgate/store"
 )
 
 // The HELP texts of the vectors, shared by their registration and
@@ -36,8 +34,9 @@ type metrics struct {
 }
 
 // newMetrics registers the HTTP metrics, the build info and the store's size
-// gauges in reg.
-func newMetrics(reg *prometheus.Registry, st *store.Store, opts Options) (*metrics, error) {
+// gauges in reg. The gauges read the store being served
+// (Options.CurrentStore).
+func newMetrics(reg *prometheus.Registry, opts Options) (*metrics, error) {
 	build := opts.Build
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -71,16 +70,16 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, opts Options) (*metri
 	groups := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pushgate_groups",
 		Help: "Number of metric groups stored.",
-	}, func() float64 { return float64(st.Stats().Groups) })
+	}, func() float64 { return float64(opts.CurrentStore().Stats().Groups) })
 	series := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "pushgate_series",
 		Help: "Number of series stored, push_time_seconds and push_failure_time_seconds included.",
-	}, func() float64 { return float64(st.Stats().Series) })
+	}, func() float64 { return float64(opts.CurrentStore().Stats().Series) })
 	limits := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pushgate_limit",
 		Help: "Configured limits, by flag name without the dashes; 0 means no limit. Compare pushgate_groups and pushgate_series with the store.* ones.",
 	}, []string{"name"})
-	lim := st.Limits()
+	lim := opts.CurrentStore().Limits()
 	for name, v := range map[string]int64{
 		"push.max-body-bytes":         opts.MaxBodyBytes,
 		"push.max-series":             int64(lim.MaxSeriesPerPush),

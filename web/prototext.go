@@ -51,7 +51,7 @@ func protoTextFormat(h http.Header) (f expfmt.Format, ok bool) {
 // them. Families are merged by name as in every other format: the gateway's
 // own first, then the groups' in grouping-key order.
 func (h *Handler) scrapeProtoText(w http.ResponseWriter, r *http.Request, f expfmt.Format, own []*dto.MetricFamily) {
-	fams, err := mergeFamilies(own, h.store.Groups())
+	fams, err := mergeFamilies(own, h.store().Groups())
 	if err != nil {
 		h.fail(w, "metrics", "internal", http.StatusInternalServerError, fmt.Errorf("render the protobuf text format: %w", err))
 		return

@@ -21,7 +21,7 @@ import (
 func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, method store.Method) {
 	start := time.Now()
 	defer h.metrics.observePush(r, start)
-	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store.Limits()})
+	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store().Limits()})
 	if err != nil {
 		reason := "path"
 		var lerr *store.LimitError
@@ -42,7 +42,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		MaxBytes:  h.opts.MaxBodyBytes,
 		// Stopping in the decoder keeps a million-series body from being
 		// built at all; the store's check stays the authority.
-		MaxSeries: h.store.Limits().MaxSeriesPerPush,
+		MaxSeries: h.store().Limits().MaxSeriesPerPush,
 	})
 	if err != nil {
 		if errors.Is(err, exposition.ErrTooLarge) {
@@ -51,7 +51,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		}
 		if errors.Is(err, exposition.ErrTooManySeries) {
 			h.rejectPush(w, r, store.ReasonTooManySeries, http.StatusBadRequest,
-				fmt.Errorf("%w; --push.max-series is %d", err, h.store.Limits().MaxSeriesPerPush))
+				fmt.Errorf("%w; --push.max-series is %d", err, h.store().Limits().MaxSeriesPerPush))
 			return
 		}
 		h.rejectPush(w, r, "body", http.StatusBadRequest, err)
@@ -60,7 +60,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	// The decoded families borrow pooled memory; the store copies what it
 	// keeps and its errors are new strings, so they go back right after
 	// Push, on every path, before the next push on this goroutine.
-	err = h.store.Push(r.Context(), store.Push{
+	err = h.store().Push(r.Context(), store.Push{
 		Key:         store.NewGroupKey(labels),
 		Method:      method,
 		Families:    decoded.Families,
@@ -87,7 +87,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, rest string) {
 		h.fail(w, "delete", "path", http.StatusBadRequest, err)
 		return
 	}
-	if err := h.store.Delete(r.Context(), store.NewGroupKey(labels)); err != nil {
+	if err := h.store().Delete(r.Context(), store.NewGroupKey(labels)); err != nil {
 		h.writeStoreError(w, "delete", err)
 		return
 	}

@@ -25,7 +25,10 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if opts.Ready == nil {
 		opts.Ready = func() bool { return true }
 	}
-	m, err := newMetrics(reg, st, opts)
+	if opts.CurrentStore == nil {
+		opts.CurrentStore = func() *store.Store { return st }
+	}
+	m, err := newMetrics(reg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +36,7 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if err != nil {
 		return nil, fmt.Errorf("load web UI: %w", err)
 	}
-	h := &Handler{opts: opts, store: st, registry: reg, metrics: m, logger: opts.Logger, ui: ui, ownFamilies: OwnFamilies()}
+	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, ownFamilies: OwnFamilies()}
 	return h, nil
 }
 

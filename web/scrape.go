@@ -44,7 +44,7 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := exposition.Negotiate(r.Header)
-	snap := h.store.Snapshot()
+	snap := h.store().Snapshot()
 	defer snap.Release()
 	w.Header().Set("Content-Type", f.ContentType())
 	w.Header().Add("Vary", "Accept, Accept-Encoding")

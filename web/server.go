@@ -63,6 +63,11 @@ type Options struct {
 	Quit func()
 	// Ready reports whether the store has been loaded.
 	Ready func() bool
+	// CurrentStore, when set, returns the store a request reads and
+	// changes, so that a cluster replica can swap in a store it rebuilt
+	// (see package cluster); nil serves the store given to New. Every
+	// store it returns must have been built with the same options.
+	CurrentStore func() *store.Store
 	// Logger receives request logs; nil discards.
 	Logger *slog.Logger
 }
@@ -81,7 +86,6 @@ type StorageStatus struct {
 // Handler is pushgate's HTTP handler.
 type Handler struct {
 	opts     Options
-	store    *store.Store
 	registry *prometheus.Registry
 	metrics  *metrics
 	logger   *slog.Logger
@@ -92,3 +96,6 @@ type Handler struct {
 	ownFamilies []*dto.MetricFamily
 	rejects     rejectLog
 }
+
+// store returns the store this request works on (Options.CurrentStore).
+func (h *Handler) store() *store.Store { return h.opts.CurrentStore() }

@@ -476,7 +476,7 @@ func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	q, problems := parseIndexQuery(r.URL.Query())
 	meta := h.meta("Groups")
-	all := h.store.Groups()
+	all := h.store().Groups()
 	page := indexPage{pageMeta: meta, Query: q, Problems: problems, Total: len(all)}
 
 	matched := all[:0:0]
@@ -597,7 +597,7 @@ func (h *Handler) uiGroup(w http.ResponseWriter, r *http.Request) {
 	}
 	page.KeyText = key.String()
 	page.Labels = badges(key.Labels())
-	g := h.store.Group(key)
+	g := h.store().Group(key)
 	if g == nil {
 		page.Problem = "No group " + key.String() + ": it was deleted, or never pushed."
 		h.render(w, r, http.StatusNotFound, h.ui.group, page)
@@ -672,7 +672,7 @@ type storageView struct {
 // uiStatus serves the status page: build information, start time, flags,
 // store size and persistence state.
 func (h *Handler) uiStatus(w http.ResponseWriter, r *http.Request) {
-	page := statusPage{pageMeta: h.meta("Status"), Stats: h.store.Stats()}
+	page := statusPage{pageMeta: h.meta("Status"), Stats: h.store().Stats()}
 	page.StartTime = formatTime(h.opts.StartTime)
 	if !h.opts.StartTime.IsZero() {
 		page.Uptime = time.Since(h.opts.StartTime).Round(time.Second).String()
