@@ -9,6 +9,22 @@ import (
 // the changes after the position asked for.
 var ErrCompacted = errors.New("log compacted past the requested position")
 
+// Errors a Log's Append or Commit.Wait wrap, so that the store's callers
+// can tell what happened without knowing the backend.
+var (
+	// ErrTooLarge: one change is larger than the log can commit at once
+	// (the etcd backend's request limit). Nothing was written; the error
+	// names the limit.
+	ErrTooLarge = errors.New("change too large for the log")
+	// ErrAmbiguous: the batch may or may not have been committed (a
+	// timeout or a lost connection). The writer must rebuild its state
+	// from what the log holds before it takes writes again.
+	ErrAmbiguous = errors.New("commit outcome unknown")
+	// ErrNotLeader: this process may not write to the log now (another
+	// replica leads, or this one was deposed). Nothing was written.
+	ErrNotLeader = errors.New("not the log's writer")
+)
+
 // Position orders the changes of a log: the file journal's append
 // sequence, the etcd backend's revision. Positions only grow; 0 is before
 // the first change.

@@ -1,6 +1,11 @@
 package store
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pushgate/pushgate/journal"
+)
 
 // RejectError reports a push that parsed but failed the store's checks: a
 // sample timestamp, an invalid series, or a conflict with other groups. The
@@ -27,3 +32,8 @@ func (e *PersistenceError) Error() string { return fmt.Sprintf("persistence fail
 
 // Unwrap returns the journal's error.
 func (e *PersistenceError) Unwrap() error { return e.Err }
+
+// TooLarge reports whether the log refused the change for its size
+// (journal.ErrTooLarge): retrying cannot help, unlike other persistence
+// failures.
+func (e *PersistenceError) TooLarge() bool { return errors.Is(e.Err, journal.ErrTooLarge) }

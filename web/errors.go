@@ -68,6 +68,10 @@ func storeErrorStatus(err error) (reason string, code int) {
 		return lerr.Reason, http.StatusBadRequest
 	case errors.As(err, &rej):
 		return "inconsistent", http.StatusBadRequest
+	case errors.As(err, &perr) && perr.TooLarge():
+		// The group as stored is over the log's request limit (cluster
+		// mode): the same push will fail again, so not 503.
+		return "too_large", http.StatusRequestEntityTooLarge
 	case errors.As(err, &perr):
 		return "persistence", http.StatusServiceUnavailable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
