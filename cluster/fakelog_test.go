@@ -125,7 +125,7 @@ type fakeCommit struct {
 	err error
 }
 
-func (c fakeCommit) Wait(context.Context) error   { return c.err }
+func (c fakeCommit) Wait(context.Context) error { return c.err }
 func (c fakeCommit) Position() journal.Position { return c.pos }
 
 func (l *fakeLog) Load(_ context.Context, fn func(string, []byte) error) (journal.Position, error) {
