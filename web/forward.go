@@ -1,0 +1,307 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Headers of cluster mode's write forwarding.
+const (
+	// ForwardedByHeader marks a write one replica forwarded to the leader,
+	// naming the forwarding replica. A replica that does not take writes
+	// answers such a request 503 rather than forwarding it again.
+	ForwardedByHeader = "Pushgate-Forwarded-By"
+	// CommitPositionHeader is set on every write answered by the leader: a
+	// replica that applied this log position shows the write's effect.
+	CommitPositionHeader = "Pushgate-Commit-Position"
+)
+
+// Cluster is what forwarding needs of a cluster replica (package cluster's
+// Replica).
+type Cluster interface {
+	// BeginWrite admits a write to this replica's own store; ok is false
+	// when another replica takes writes, or none does yet. release is
+	// called once the write was answered.
+	BeginWrite() (release func(), ok bool)
+	// Leader returns the URL of the replica that takes writes, "" when
+	// none is known or when it is this one.
+	Leader(ctx context.Context) (string, error)
+	// Committed returns the highest log position this replica's commits
+	// reached.
+	Committed() uint64
+	// WaitApplied blocks until this replica's store applied pos, or ctx
+	// ends.
+	WaitApplied(ctx context.Context, pos uint64) error
+}
+
+// ForwardOptions configures Forward.
+type ForwardOptions struct {
+	// Self is this replica's advertised URL, sent in ForwardedByHeader.
+	Self string
+	// LeaderWait bounds how long a write waits for a leader it can reach
+	// before it is answered 503 (default 10s): a new one is elected within
+	// the election's lease TTL.
+	LeaderWait time.Duration
+	// ApplyWait bounds how long a forwarded write waits for this replica
+	// to apply the leader's commit before it is answered all the same
+	// (default 10s).
+	ApplyWait time.Duration
+	// Client sends forwarded requests (default: one with
+	// http.DefaultTransport's settings that follows no redirect).
+	Client *http.Client
+}
+
+// forwarder sends the writes this replica does not take itself to the one
+// that does, and answers once this replica shows their effect.
+type forwarder struct {
+	h    *Handler
+	c    Cluster
+	opts ForwardOptions
+}
+
+// Forward returns h behind a handler that forwards writes (pushes, deletes,
+// wipe, admin bulk delete) to the cluster's leader when this replica does
+// not take them itself: the request goes out with its method, path, query,
+// headers (credentials included) and body; the leader's answer comes back
+// once this replica applied the leader's commit, so a client reads its own
+// write from the replica it wrote through. Reads are served locally. A
+// write that finds no reachable leader within LeaderWait is answered 503.
+func (h *Handler) Forward(c Cluster, opts ForwardOptions) http.Handler {
+	if opts.LeaderWait <= 0 {
+		opts.LeaderWait = 10 * time.Second
+	}
+	if opts.ApplyWait <= 0 {
+		opts.ApplyWait = 10 * time.Second
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{
+			Transport: http.DefaultTransport,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		}
+	}
+	return &forwarder{h: h, c: c, opts: opts}
+}
+
+// errNoLeader answers a write no leader could take.
+var errNoLeader = errors.New("no cluster leader takes writes now")
+
+// forwardRetry is the pause between two looks for a reachable leader.
+const forwardRetry = 50 * time.Millisecond
+
+// maxForwardedResponse bounds a leader's answer held in memory (answers to
+// writes are a line of text, or a small JSON document).
+const maxForwardedResponse = 4 << 20
+
+// ServeHTTP serves a write here when this replica takes writes, forwards it
+// when another one does, and hands everything else to the handler.
+func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	handler := f.h.writeHandler(r)
+	if handler == "" || !f.h.opts.Ready() {
+		// Not a write, or a replica still loading: the handler answers
+		// (503 while loading).
+		f.h.ServeHTTP(w, r)
+		return
+	}
+	forwarded := r.Header.Get(ForwardedByHeader) != ""
+	body := &unreadBody{r: r.Body}
+	deadline := time.Now().Add(f.opts.LeaderWait)
+	var lastErr error
+	for {
+		if release, ok := f.c.BeginWrite(); ok {
+			f.h.ServeHTTP(&positionWriter{ResponseWriter: w, c: f.c}, r)
+			release()
+			return
+		}
+		if forwarded {
+			f.h.fail(w, handler, "not_leader", http.StatusServiceUnavailable,
+				fmt.Errorf("%w: this replica no longer takes writes (the leader changed); retry", errNoLeader))
+			return
+		}
+		leader, err := f.c.Leader(r.Context())
+		switch {
+		case err != nil:
+			lastErr = err
+		case leader == "":
+			lastErr = errors.New("no leader elected")
+		default:
+			resp, err := f.send(r, leader, body)
+			if err == nil {
+				f.answer(w, r, handler, leader, resp)
+				return
+			}
+			if body.read {
+				// Part of the body is gone: it cannot be sent again.
+				f.h.fail(w, handler, "forward", http.StatusServiceUnavailable,
+					fmt.Errorf("forwarding the write to the leader at %s failed: %w", leader, err))
+				return
+			}
+			lastErr = fmt.Errorf("leader at %s: %w", leader, err)
+		}
+		if time.Now().Add(forwardRetry).After(deadline) || !sleepCtx(r.Context(), forwardRetry) {
+			f.h.fail(w, handler, "no_leader", http.StatusServiceUnavailable,
+				fmt.Errorf("%w (waited %s; last: %v); retry", errNoLeader, f.opts.LeaderWait, lastErr))
+			return
+		}
+	}
+}
+
+// send forwards r to leader.
+func (f *forwarder) send(r *http.Request, leader string, body *unreadBody) (*http.Response, error) {
+	var b io.Reader = http.NoBody
+	if r.ContentLength != 0 {
+		b = body
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimRight(leader, "/")+r.URL.RequestURI(), b)
+	if err != nil {
+		return nil, fmt.Errorf("build forwarded request: %w", err)
+	}
+	out.ContentLength = r.ContentLength
+	for name, values := range r.Header {
+		if !hopByHop(name) {
+			out.Header[name] = values
+		}
+	}
+	out.Header.Set(ForwardedByHeader, f.opts.Self)
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := r.Header.Get("X-Forwarded-For"); prior != "" {
+			host = prior + ", " + host
+		}
+		out.Header.Set("X-Forwarded-For", host)
+	}
+	return f.opts.Client.Do(out)
+}
+
+// answer waits until this replica applied the leader's commit, then passes
+// the leader's answer on.
+func (f *forwarder) answer(w http.ResponseWriter, r *http.Request, handler, leader string, resp *http.Response) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedResponse))
+	if err != nil {
+		f.h.fail(w, handler, "forward", http.StatusServiceUnavailable,
+			fmt.Errorf("reading the leader's answer from %s: %w", leader, err))
+		return
+	}
+	if pos, err := strconv.ParseUint(resp.Header.Get(CommitPositionHeader), 10, 64); err == nil {
+		ctx, cancel := context.WithTimeout(r.Context(), f.opts.ApplyWait)
+		err := f.c.WaitApplied(ctx, pos)
+		cancel()
+		if err != nil {
+			// The change is committed: say so, as the leader did. Only
+			// reading it back here may not show it yet.
+			f.h.logger.Warn("answering a forwarded write before this replica applied it", "position", pos, "err", err)
+		}
+	}
+	for name, values := range resp.Header {
+		if !hopByHop(name) && name != "Content-Length" {
+			w.Header()[name] = values
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// writeHandler names the write r is (as pushgate_rejected_requests_total
+// labels it), or returns "" for a request that changes nothing.
+func (h *Handler) writeHandler(r *http.Request) string {
+	path, escaped := r.URL.Path, r.URL.EscapedPath()
+	if p := h.opts.RoutePrefix; p != "" {
+		if !strings.HasPrefix(path, p+"/") || !strings.HasPrefix(escaped, p+"/") {
+			return ""
+		}
+		path, escaped = path[len(p):], escaped[len(p):]
+	}
+	if _, ok := cutPushPath(escaped); ok {
+		switch r.Method {
+		case http.MethodPut, http.MethodPost:
+			return "push"
+		case http.MethodDelete:
+			return "delete"
+		}
+		return ""
+	}
+	switch {
+	case !h.opts.EnableAdminAPI:
+	case path == "/api/v1/admin/wipe" && r.Method == http.MethodPut:
+		return "wipe"
+	case path == "/api/v1/admin/groups" && r.Method == http.MethodDelete:
+		return "api/v1/admin/groups"
+	}
+	return ""
+}
+
+// positionWriter sets CommitPositionHeader on the answer to a write this
+// replica took: the handler answers once its change committed, so the
+// replica's highest commit then covers it.
+type positionWriter struct {
+	http.ResponseWriter
+	c     Cluster
+	wrote bool
+}
+
+// WriteHeader sets the position, then the status.
+func (w *positionWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		w.Header().Set(CommitPositionHeader, strconv.FormatUint(w.c.Committed(), 10))
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write writes the status first, if the handler did not.
+func (w *positionWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *positionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// unreadBody is a request body being forwarded: it records whether any of
+// it was read (a write whose body is untouched can be sent to another
+// leader), and leaves closing to the server.
+type unreadBody struct {
+	r    io.Reader
+	read bool
+}
+
+func (b *unreadBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.read = true
+	}
+	return n, err
+}
+
+// hopByHop reports whether a header belongs to one connection and is not
+// forwarded.
+func hopByHop(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host":
+		return true
+	}
+	return false
+}
+
+// sleepCtx waits d unless ctx ends first; it reports whether ctx is live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

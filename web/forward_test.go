@@ -1,0 +1,206 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeCluster is a replica's view of the cluster for the forwarding tests.
+type fakeCluster struct {
+	mu        sync.Mutex
+	leading   bool
+	leaders   []string // Leader answers these in turn, then the last one
+	committed uint64
+	waited    []uint64 // positions WaitApplied was asked for
+}
+
+func (c *fakeCluster) BeginWrite() (func(), bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return func() {}, c.leading
+}
+
+func (c *fakeCluster) Leader(context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.leaders) == 0 {
+		return "", nil
+	}
+	l := c.leaders[0]
+	if len(c.leaders) > 1 {
+		c.leaders = c.leaders[1:]
+	}
+	return l, nil
+}
+
+func (c *fakeCluster) Committed() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.committed
+}
+
+func (c *fakeCluster) WaitApplied(_ context.Context, pos uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waited = append(c.waited, pos)
+	return nil
+}
+
+// seenRequest is what the leader received.
+type seenRequest struct {
+	method, uri, body, auth, encoding, forwardedBy string
+}
+
+// startLeader serves a leader replica: a handler taking writes whose commits
+// reached position 42, recording what it receives.
+func startLeader(t *testing.T, opts Options) (*httptest.Server, *fakeCluster, <-chan seenRequest) {
+	t.Helper()
+	h, _ := newTestHandler(t, opts)
+	c := &fakeCluster{leading: true, committed: 42}
+	fwd := h.Forward(c, ForwardOptions{Self: "http://leader"})
+	seen := make(chan seenRequest, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		seen <- seenRequest{r.Method, r.RequestURI, string(b), r.Header.Get("Authorization"), r.Header.Get("Content-Encoding"), r.Header.Get(ForwardedByHeader)}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		fwd.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, c, seen
+}
+
+func TestAFollowerForwardsAWriteAndAnswersOnceItAppliedTheLeadersCommit(t *testing.T) {
+	leader, _, seen := startLeader(t, Options{})
+	h, st := newTestHandler(t, Options{})
+	c := &fakeCluster{leaders: []string{leader.URL}}
+	fwd := h.Forward(c, ForwardOptions{Self: "http://follower"})
+
+	target := "/metrics/job/j/path/a%2Fb?x=1"
+	w := do(t, fwd, http.MethodPut, target, []byte("g 1\n"), map[string]string{"Authorization": "Basic dTpw"})
+	if w.Code != http.StatusOK || w.Header().Get(CommitPositionHeader) != "42" {
+		t.Fatalf("forwarded push = %d %q, position %q; want the leader's 200 at position 42", w.Code, w.Body, w.Header().Get(CommitPositionHeader))
+	}
+	got := <-seen
+	want := seenRequest{http.MethodPut, target, "g 1\n", "Basic dTpw", "", "http://follower"}
+	if got != want {
+		t.Errorf("the leader received %+v, want %+v", got, want)
+	}
+	if len(c.waited) != 1 || c.waited[0] != 42 {
+		t.Errorf("the follower waited for positions %v, want [42]", c.waited)
+	}
+	if st.Stats().Groups != 0 {
+		t.Error("the follower's own store took the forwarded write")
+	}
+
+	// A rejection comes back as the leader worded it.
+	w = do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g{a=\"1\"} 1 1000\n"), nil)
+	<-seen
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "timestamp") {
+		t.Errorf("forwarded bad push = %d %q, want the leader's 400", w.Code, w.Body)
+	}
+}
+
+func TestOnlyWritesAreForwarded(t *testing.T) {
+	leader, _, seen := startLeader(t, Options{EnableAdminAPI: true})
+	h, _ := newTestHandler(t, Options{EnableAdminAPI: true})
+	fwd := h.Forward(&fakeCluster{leaders: []string{leader.URL}}, ForwardOptions{})
+	for _, tc := range []struct {
+		method, target string
+		forwarded      bool
+	}{
+		{http.MethodPut, "/metrics/job/j", true},
+		{http.MethodPost, "/metrics/job/j", true},
+		{http.MethodDelete, "/metrics/job/j", true},
+		{http.MethodPut, "/api/v1/admin/wipe", true},
+		{http.MethodDelete, "/api/v1/admin/groups?match[]=job%3D%22j%22", true},
+		{http.MethodGet, "/metrics", false},
+		{http.MethodGet, "/api/v1/metrics", false},
+		{http.MethodGet, "/api/v1/admin/groups", false},
+		{http.MethodGet, "/-/ready", false},
+		{http.MethodGet, "/metrics/job/j", false},
+	} {
+		do(t, fwd, tc.method, tc.target, nil, nil)
+		select {
+		case <-seen:
+			if !tc.forwarded {
+				t.Errorf("%s %s was forwarded", tc.method, tc.target)
+			}
+		default:
+			if tc.forwarded {
+				t.Errorf("%s %s was not forwarded", tc.method, tc.target)
+			}
+		}
+	}
+}
+
+func TestTheLeaderTakesAWriteItselfAndNamesItsCommitPosition(t *testing.T) {
+	h, st := newTestHandler(t, Options{})
+	fwd := h.Forward(&fakeCluster{leading: true, committed: 7}, ForwardOptions{})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK || w.Header().Get(CommitPositionHeader) != "7" || st.Stats().Groups != 1 {
+		t.Fatalf("push on the leader = %d, position %q, %d groups; want 200 at 7, stored", w.Code, w.Header().Get(CommitPositionHeader), st.Stats().Groups)
+	}
+}
+
+func TestAForwardedWriteReachingAReplicaThatDoesNotLeadIsRefused(t *testing.T) {
+	leader, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{})
+	fwd := h.Forward(&fakeCluster{leaders: []string{leader.URL}}, ForwardOptions{})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), map[string]string{ForwardedByHeader: "http://elsewhere"})
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("a forwarded write on a non-leader = %d %q, want 503", w.Code, w.Body)
+	}
+	select {
+	case <-seen:
+		t.Error("a forwarded write was forwarded again")
+	default:
+	}
+}
+
+func TestAWriteWithoutALeaderAnswers503OnceTheWaitIsOver(t *testing.T) {
+	h, st := newTestHandler(t, Options{})
+	fwd := h.Forward(&fakeCluster{}, ForwardOptions{LeaderWait: 120 * time.Millisecond})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "no cluster leader") {
+		t.Errorf("push without a leader = %d %q, want 503 with the reason", w.Code, w.Body)
+	}
+	if st.Stats().Groups != 0 {
+		t.Error("a replica without a leader stored the push")
+	}
+}
+
+func TestAWriteGoesToTheNextLeaderWhenTheFirstCannotBeReached(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	leader, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{})
+	fwd := h.Forward(&fakeCluster{leaders: []string{gone.URL, leader.URL}}, ForwardOptions{})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("push = %d %q, want 200 from the reachable leader", w.Code, w.Body)
+	}
+	if got := <-seen; got.body != "g 1\n" {
+		t.Errorf("the second leader received body %q", got.body)
+	}
+}
+
+func TestAReplicaStillLoadingForwardsNothing(t *testing.T) {
+	leader, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{Ready: func() bool { return false }})
+	fwd := h.Forward(&fakeCluster{leaders: []string{leader.URL}}, ForwardOptions{})
+	if w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("push while loading = %d, want 503", w.Code)
+	}
+	select {
+	case <-seen:
+		t.Error("a replica still loading forwarded a write")
+	default:
+	}
+}
