@@ -30,6 +30,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Limits bounds pushes and the store's size; the zero value has none.
 	Limits Limits
+	// MaxBatchOps, when positive, is the most ops the log takes in one
+	// batch (the etcd backend: 127): a bulk delete of more groups is split
+	// into batches of at most this many, each atomic on its own.
+	MaxBatchOps int
 }
 
 // Method says how a push changes its group.
@@ -574,7 +578,10 @@ func (s *Store) Limits() Limits { return s.opts.Limits }
 
 // DeleteWhere removes, in one atomic change, every group for which match
 // returns true, and returns their keys sorted. With dryRun it only returns
-// the keys. match runs under the store's lock and must be quick.
+// the keys. match runs under the store's lock and must be quick. With
+// Options.MaxBatchOps, more groups than that are removed in several atomic
+// changes, appended at once: no push lands between them in the log, but a
+// failed one leaves the groups of the batches before it deleted.
 func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun bool) ([]GroupKey, error) {
 	s.mu.Lock()
 	var (
@@ -595,10 +602,31 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 		s.mu.Unlock()
 		return keys, nil
 	}
-	ticket, err := s.commitLocked(undos, make([]*Group, len(undos)), ops...)
-	s.mu.Unlock()
-	if err != nil {
-		return nil, err
+	size := len(ops)
+	if s.opts.MaxBatchOps > 0 {
+		size = s.opts.MaxBatchOps
 	}
-	return keys, s.wait(ctx, ticket)
+	var tickets []journal.Commit
+	for start := 0; start < len(ops); start += size {
+		end := min(start+size, len(ops))
+		ticket, err := s.commitLocked(undos[start:end], make([]*Group, end-start), ops[start:end]...)
+		if err != nil {
+			s.mu.Unlock()
+			// The batches appended before this one fail with it or were
+			// rolled back by their own waits.
+			for _, t := range tickets {
+				_ = s.wait(ctx, t)
+			}
+			return nil, err
+		}
+		tickets = append(tickets, ticket)
+	}
+	s.mu.Unlock()
+	var firstErr error
+	for _, t := range tickets {
+		if err := s.wait(ctx, t); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return keys, firstErr
 }
