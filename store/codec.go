@@ -15,6 +15,11 @@ import (
 // it) are still read.
 const groupCodecVersion = 2
 
+// CodecVersion is the version of the group encoding the store writes: the
+// values of the journal and of the cluster's log. A cluster records it, so
+// that a replica that encodes differently does not join.
+const CodecVersion = groupCodecVersion
+
 // encodeGroup serializes a group for the journal: version, push and failure
 // times, grouping labels, then each pushed family's header and its protobuf
 // metric bytes. The synthetic time families are rebuilt from the times.

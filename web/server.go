@@ -74,13 +74,27 @@ type Options struct {
 
 // StorageStatus is the persistence state shown on the status page.
 type StorageStatus struct {
+	// Backend names where changes are made durable: "file" (the journal
+	// at Path) or "etcd" (cluster mode).
+	Backend string
+	// The file journal.
 	Path           string
 	FileBytes      int64
 	LiveBytes      int64
 	LastCompaction time.Time
 	Compactions    uint64
 	Syncs          uint64
-	Err            error
+	// The cluster: its etcd endpoints, the leader's URL, whether this
+	// replica leads, whether its store is current, the log positions its
+	// store applied and the log committed (as last read), and how many
+	// times it rebuilt its store.
+	Endpoints          []string
+	Leader             string
+	Leading, Ready     bool
+	Applied, Committed uint64
+	Rebuilds           uint64
+	// Err is the backend's last error (nil: none).
+	Err error
 }
 
 // Handler is pushgate's HTTP handler.

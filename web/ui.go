@@ -660,12 +660,20 @@ type statusPage struct {
 
 // storageView is the persistence state, formatted.
 type storageView struct {
+	Backend        string
 	Path           string
 	FileSize       string
 	LiveSize       string
 	LastCompaction string
 	Compactions    uint64
 	Syncs          uint64
+	Endpoints      string
+	Leader         string
+	Role           string
+	Applied        uint64
+	Committed      uint64
+	Lag            uint64
+	Rebuilds       uint64
 	Error          string
 }
 
@@ -687,12 +695,27 @@ func (h *Handler) uiStatus(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Storage != nil {
 		st := h.opts.Storage()
 		sv := &storageView{
+			Backend:        st.Backend,
 			Path:           st.Path,
 			FileSize:       formatBytes(st.FileBytes),
 			LiveSize:       formatBytes(st.LiveBytes),
 			LastCompaction: formatTime(st.LastCompaction),
 			Compactions:    st.Compactions,
 			Syncs:          st.Syncs,
+			Endpoints:      strings.Join(st.Endpoints, ", "),
+			Leader:         st.Leader,
+			Applied:        st.Applied,
+			Committed:      max(st.Committed, st.Applied),
+			Rebuilds:       st.Rebuilds,
+		}
+		sv.Lag = sv.Committed - sv.Applied
+		switch {
+		case st.Leading:
+			sv.Role = "leader: takes writes"
+		case st.Ready:
+			sv.Role = "follower: forwards writes to the leader"
+		default:
+			sv.Role = "loading: serves nothing until current"
 		}
 		if st.Err != nil {
 			sv.Error = st.Err.Error()
