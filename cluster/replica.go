@@ -61,7 +61,17 @@ type Replica struct {
 	appliedChanged chan struct{}
 	lastErr        error
 	lastErrAt      time.Time
+
+	// leader caches Log.Leader for leaderFresh: every forwarded write asks.
+	leaderMu  sync.Mutex
+	leaderURL string
+	leaderAt  time.Time
 }
+
+// leaderFresh is how long a leader's URL read from the log is used before
+// it is read again. A dead leader's key outlives it by the election's
+// lease anyway; a forwarding replica retries meanwhile.
+const leaderFresh = 250 * time.Millisecond
 
 // New returns a replica that serves an empty store, not ready, until Run
 // has loaded the log.
@@ -237,10 +247,16 @@ func (r *Replica) BeginWrite() (release func(), ok bool) {
 // known or when it is this replica (which then takes writes itself once
 // BeginWrite admits them).
 func (r *Replica) Leader(ctx context.Context) (string, error) {
-	url, err := r.cfg.Log.Leader(ctx)
-	if err != nil {
-		return "", fmt.Errorf("find the leader: %w", err)
+	r.leaderMu.Lock()
+	defer r.leaderMu.Unlock()
+	if time.Since(r.leaderAt) > leaderFresh {
+		url, err := r.cfg.Log.Leader(ctx)
+		if err != nil {
+			return "", fmt.Errorf("find the leader: %w", err)
+		}
+		r.leaderURL, r.leaderAt = url, time.Now()
 	}
+	url := r.leaderURL
 	if url == r.cfg.AdvertiseURL {
 		return "", nil
 	}
