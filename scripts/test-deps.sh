@@ -4,6 +4,8 @@
 #   Debian packages: prometheus, prometheus-pushgateway (the reference),
 #                    python3-prometheus-client, curl, nodejs, npm
 #   Debian packages: chromium (the browser test drives it; no browser download)
+#   etcd 3.7.3 (built) and Debian's etcd-server 3.4.23 (unpacked, not
+#                    installed), by scripts/etcd.sh, for the cluster tests
 #   npm modules:     e2e/node/node_modules (prom-client, from package-lock.json)
 #                    e2e/browser/node_modules (playwright-core)
 #   Prometheus 3:    prometheus and promtool v0.316.0, built once per machine
@@ -49,4 +51,5 @@ fi
 scripts/prometheus3.sh >/dev/null
 # The oracle test's own module (Prometheus' textparse); instant when cached.
 (cd e2e/oracle && go mod download)
+bash scripts/etcd.sh >/dev/null
 echo "test-deps: ok"
