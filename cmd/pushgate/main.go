@@ -26,6 +26,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/promslog"
 	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
@@ -68,6 +69,7 @@ type config struct {
 	log                     *promslog.Config
 	app                     *kingpin.Application
 	gc                      gcSettings
+	cluster                 clusterFlags
 }
 
 // parseFlags parses args as the program "pushgate", with help and version
@@ -105,6 +107,7 @@ func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*co
 	app.Flag("push.max-body-bytes", "Largest push body accepted, after decompression (pushgate only).").Default("67108864").Int64Var(&c.maxBodyBytes)
 	addLimitFlags(app, &c.limits, &c.server)
 	addGCFlags(app, &c.gc)
+	addClusterFlags(app, &c.cluster)
 	promslogflag.AddFlags(app, c.log)
 	if _, err := app.Parse(args); err != nil {
 		return nil, nameFailedFlag(app, args, err)
@@ -116,6 +119,9 @@ func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*co
 		return nil, fmt.Errorf("--web.telemetry-path must start with \"/\", got %q", c.telemetryPath)
 	}
 	if err := checkLimits(c.maxBodyBytes, c.limits, c.server); err != nil {
+		return nil, err
+	}
+	if err := c.cluster.check(c.persistenceFile); err != nil {
 		return nil, err
 	}
 	if c.persistenceInterval < 0 {
@@ -205,8 +211,48 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	st := store.New(store.Options{UTF8Names: c.utf8Names, Logger: logger, Limits: c.limits})
-	reg.MustRegister(newStoreCollector(st))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	storeOpts := store.Options{UTF8Names: c.utf8Names, Logger: logger, Limits: c.limits}
+	// reserved holds every own metric name, set below before any store
+	// built by newStore is served.
+	var reserved []*dto.MetricFamily
+	newStore := func() *store.Store {
+		s := store.New(storeOpts)
+		s.Reserve(reserved)
+		return s
+	}
+	var (
+		st      *store.Store
+		current func() *store.Store
+		node    *clusterNode
+		ready   atomic.Bool
+		isReady = ready.Load
+	)
+	if c.cluster.enabled() {
+		storeOpts.MaxBatchOps = etcdMaxBatchOps
+		node, err = openCluster(ctx, c, prefix, newStore, logger)
+		if err != nil {
+			logger.Error("cannot join the cluster", "err", err)
+			return 1
+		}
+		defer func() {
+			if err := node.close(); err != nil {
+				logger.Error("leaving the cluster", "err", err)
+			}
+		}()
+		if err := node.register(reg); err != nil {
+			logger.Error("setting up the cluster", "err", err)
+			return 1
+		}
+		current, isReady = node.replica.Store, node.replica.Ready
+		st = current()
+	} else {
+		st = newStore()
+		current = func() *store.Store { return st }
+	}
+	reg.MustRegister(newStoreCollector(current))
 	var permissions *access.PolicyFile
 	if c.permissionsFile != "" {
 		permissions, err = access.LoadPolicyFile(c.permissionsFile, reg, logger)
@@ -218,11 +264,8 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 	stopReloads := reloadOnHangup(hup, permissions, logger)
 	defer stopReloads()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	quit := make(chan struct{})
 	var quitOnce sync.Once
-	var ready atomic.Bool
 	var storage *persistence
 
 	handler, err := web.New(st, reg, web.Options{
@@ -240,14 +283,18 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 		Build:                   buildInfo(),
 		StartTime:               time.Now(),
 		Storage: func() web.StorageStatus {
+			if node != nil {
+				return node.status()
+			}
 			if storage == nil || !ready.Load() {
-				return web.StorageStatus{Path: c.persistenceFile}
+				return web.StorageStatus{Backend: "file", Path: c.persistenceFile}
 			}
 			return storage.status()
 		},
-		Quit:   func() { quitOnce.Do(func() { close(quit) }) },
-		Ready:  ready.Load,
-		Logger: logger,
+		Quit:         func() { quitOnce.Do(func() { close(quit) }) },
+		Ready:        isReady,
+		CurrentStore: current,
+		Logger:       logger,
 	})
 	if err != nil {
 		logger.Error("setting up the web handler", "err", err)
@@ -259,11 +306,16 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// Every own name is reserved before the first push, the journal's
-	// too, which register only once the journal is open (or never).
-	st.Reserve(slices.Concat(builtin, web.OwnFamilies(), journalFamilies()))
+	// and the cluster's too, which register only in their modes.
+	reserved = slices.Concat(builtin, web.OwnFamilies(), journalFamilies(), clusterFamilies())
+	st.Reserve(reserved)
+	var root http.Handler = handler
+	if node != nil {
+		root = handler.Forward(node.replica, node.forwardOptions(c.cluster.leaseTTL))
+	}
 
 	srv := c.server.apply(&http.Server{
-		Handler:  handler,
+		Handler:  root,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	})
 	// The sockets are bound here, before serving starts, so that "ready"
@@ -277,6 +329,12 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- toolkitweb.ServeMultiple(listeners, srv, c.toolkit, logger) }()
 
+	if node != nil {
+		// The replica outlives the signal: in-flight writes still need
+		// their commits applied while the server drains. close stops it.
+		node.run(context.WithoutCancel(ctx))
+		logger.Info("started as a cluster replica; ready once it holds the cluster's state", "advertise_url", node.advertise)
+	}
 	if c.persistenceFile != "" {
 		storage, err = openPersistence(ctx, c.persistenceFile, compactInterval(c.persistenceInterval), c.forceEmpty, st, reg, logger)
 		if err != nil {
@@ -285,8 +343,10 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	ready.Store(true)
-	logger.Info("ready", "persistence", c.persistenceFile, "groups", st.Stats().Groups)
+	if node == nil {
+		ready.Store(true)
+		logger.Info("ready", "persistence", c.persistenceFile, "groups", st.Stats().Groups)
+	}
 
 	code := 0
 	select {

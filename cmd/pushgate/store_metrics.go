@@ -9,11 +9,13 @@ import (
 // storeCollector exposes the store's counters that the web layer does not
 // already count.
 type storeCollector struct {
-	st                  *store.Store
+	st                  func() *store.Store
 	overridden, applied *prometheus.Desc
 }
 
-func newStoreCollector(st *store.Store) *storeCollector {
+// newStoreCollector reads the store st returns (in cluster mode, the one
+// served now).
+func newStoreCollector(st func() *store.Store) *storeCollector {
 	return &storeCollector{
 		st: st,
 		overridden: prometheus.NewDesc("pushgate_push_overridden_families_total",
@@ -31,6 +33,6 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads the store's counters.
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(c.overridden, prometheus.CounterValue, float64(c.st.OverriddenFamilies()))
-	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.CounterValue, float64(c.st.ApplyConflicts()))
+	ch <- prometheus.MustNewConstMetric(c.overridden, prometheus.CounterValue, float64(c.st().OverriddenFamilies()))
+	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.CounterValue, float64(c.st().ApplyConflicts()))
 }

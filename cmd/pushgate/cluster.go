@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pushgate/pushgate/cluster"
+	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/journal/etcdlog"
+	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/web"
+)
+
+// etcdMaxBatchOps is the most group ops the etcd backend takes in one
+// batch (etcd's --max-txn-ops default is 128; head takes one).
+const etcdMaxBatchOps = 127
+
+// clusterNode is this process as a replica of a cluster on etcd, running.
+type clusterNode struct {
+	log       *etcdlog.Log
+	replica   *cluster.Replica
+	advertise string
+	endpoints []string
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+// openCluster connects to etcd (refusing a cluster whose recorded settings
+// differ from this replica's) and returns the replica, not yet running:
+// newStore builds each store it loads. Start it with run.
+func openCluster(ctx context.Context, c *config, prefix string, newStore func() *store.Store, logger *slog.Logger) (*clusterNode, error) {
+	advertise, err := c.cluster.advertise(*c.toolkit.WebListenAddresses, webConfigFile(c))
+	if err != nil {
+		return nil, err
+	}
+	tlsConfig, err := c.cluster.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	password, err := c.cluster.password()
+	if err != nil {
+		return nil, err
+	}
+	endpoints := c.cluster.etcdEndpoints()
+	log, err := etcdlog.Open(ctx, etcdlog.Config{
+		Endpoints:    endpoints,
+		Prefix:       c.cluster.prefix,
+		TLS:          tlsConfig,
+		Username:     c.cluster.username,
+		Password:     password,
+		LeaseTTL:     c.cluster.leaseTTL,
+		AdvertiseURL: advertise,
+		Meta:         etcdlog.Meta{Codec: store.CodecVersion, Settings: clusterSettings(c, prefix)},
+		Logger:       logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	replica := cluster.New(cluster.Config{
+		Log:          neutralLog{log},
+		NewStore:     newStore,
+		AdvertiseURL: advertise,
+		Logger:       logger,
+	})
+	return &clusterNode{log: log, replica: replica, advertise: advertise, endpoints: endpoints, done: make(chan struct{})}, nil
+}
+
+// webConfigFile returns --web.config.file, "" when unset.
+func webConfigFile(c *config) string {
+	if c.toolkit.WebConfigFile == nil {
+		return ""
+	}
+	return *c.toolkit.WebConfigFile
+}
+
+// run starts the replica's life (load, follow, campaign) in the background.
+func (n *clusterNode) run(ctx context.Context) {
+	ctx, n.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(n.done)
+		_ = n.replica.Run(ctx)
+	}()
+}
+
+// forwardOptions configures web's forwarding of writes to the leader: a
+// write waits for a leader up to the election's lease and 2s more, the
+// longest a leader's death pauses writes.
+func (n *clusterNode) forwardOptions(leaseTTL time.Duration) web.ForwardOptions {
+	return web.ForwardOptions{Self: n.advertise, LeaderWait: leaseTTL + 2*time.Second}
+}
+
+// status reports the replica's storage for the status page.
+func (n *clusterNode) status() web.StorageStatus {
+	rs := n.replica.Status()
+	ls := n.log.Stats()
+	s := web.StorageStatus{
+		Backend:   "etcd",
+		Endpoints: n.endpoints,
+		Leading:   rs.Leading,
+		Ready:     rs.Ready,
+		Applied:   rs.Applied,
+		Committed: max(rs.Current, uint64(ls.Committed), uint64(ls.WatchRevision)),
+		Rebuilds:  rs.Rebuilds,
+		Err:       rs.LastError,
+	}
+	if ls.LastError != nil && ls.LastErrorTime.After(rs.LastErrorTime) {
+		s.Err = ls.LastError
+	}
+	if rs.Leading {
+		s.Leader = n.advertise
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s.Leader, _ = n.replica.Leader(ctx)
+		cancel()
+	}
+	return s
+}
+
+// close stops the replica and closes the log, which hands the leadership
+// over at once if this replica held it.
+func (n *clusterNode) close() error {
+	if n.cancel != nil {
+		n.cancel()
+		<-n.done
+	}
+	if err := n.log.Close(); err != nil {
+		return fmt.Errorf("close the etcd log: %w", err)
+	}
+	return nil
+}
+
+// register adds the cluster's metrics to reg.
+func (n *clusterNode) register(reg *prometheus.Registry) error {
+	if err := reg.Register(newClusterCollector(n)); err != nil {
+		return fmt.Errorf("register cluster metrics: %w", err)
+	}
+	return nil
+}
+
+// neutralLog is the etcd log with its errors also wrapping the
+// backend-neutral ones of package journal, which the store's callers test
+// (web answers journal.ErrTooLarge with 413).
+type neutralLog struct{ *etcdlog.Log }
+
+// Append appends through the etcd log.
+func (l neutralLog) Append(ops ...journal.Op) (journal.Commit, error) {
+	c, err := l.Log.Append(ops...)
+	if err != nil {
+		return nil, neutralError(err)
+	}
+	return neutralCommit{c}, nil
+}
+
+// neutralCommit is a commit of neutralLog.
+type neutralCommit struct{ journal.Commit }
+
+// Wait waits for the commit.
+func (c neutralCommit) Wait(ctx context.Context) error { return neutralError(c.Commit.Wait(ctx)) }
+
+// neutralError wraps the journal error matching an etcdlog one. A term
+// that ended (ErrNotLeader, wrapped with its cause) is tested first: a
+// later write fails for the ended term, not for the size that ended it.
+func neutralError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, etcdlog.ErrNotLeader):
+		return wrapOnce(err, journal.ErrNotLeader)
+	case errors.Is(err, etcdlog.ErrTooLarge):
+		return wrapOnce(err, journal.ErrTooLarge)
+	case errors.Is(err, etcdlog.ErrAmbiguous):
+		return wrapOnce(err, journal.ErrAmbiguous)
+	}
+	return err
+}
+
+// wrapOnce returns err wrapping target too, unless it already does.
+func wrapOnce(err, target error) error {
+	if errors.Is(err, target) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", err, target)
+}
