@@ -121,17 +121,18 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			release()
 			return
 		}
-		if forwarded {
-			f.h.fail(w, handler, "not_leader", http.StatusServiceUnavailable,
-				fmt.Errorf("%w: this replica no longer takes writes (the leader changed); retry", errNoLeader))
-			return
-		}
 		leader, err := f.c.Leader(r.Context())
 		switch {
 		case err != nil:
 			lastErr = err
 		case leader == "":
-			lastErr = errors.New("no leader elected")
+			// None elected, or this replica, not taking writes yet (it
+			// rebuilds its store at the start of a term): wait.
+			lastErr = errors.New("no leader takes writes")
+		case forwarded:
+			f.h.fail(w, handler, "not_leader", http.StatusServiceUnavailable,
+				fmt.Errorf("%w here: the leader is %s now; retry", errNoLeader, leader))
+			return
 		default:
 			resp, err := f.send(r, leader, body)
 			if err == nil {

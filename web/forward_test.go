@@ -152,7 +152,7 @@ func TestTheLeaderTakesAWriteItselfAndNamesItsCommitPosition(t *testing.T) {
 func TestAForwardedWriteReachingAReplicaThatDoesNotLeadIsRefused(t *testing.T) {
 	leader, _, seen := startLeader(t, Options{})
 	h, _ := newTestHandler(t, Options{})
-	fwd := h.Forward(&fakeCluster{leaders: []string{leader.URL}}, ForwardOptions{})
+	fwd := h.Forward(&fakeCluster{leaders: []string{leader.URL}}, ForwardOptions{LeaderWait: time.Minute})
 	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), map[string]string{ForwardedByHeader: "http://elsewhere"})
 	if w.Code != http.StatusServiceUnavailable {
 		t.Errorf("a forwarded write on a non-leader = %d %q, want 503", w.Code, w.Body)
@@ -161,6 +161,22 @@ func TestAForwardedWriteReachingAReplicaThatDoesNotLeadIsRefused(t *testing.T) {
 	case <-seen:
 		t.Error("a forwarded write was forwarded again")
 	default:
+	}
+}
+
+func TestAForwardedWriteReachingTheElectedLeaderWaitsUntilItTakesWrites(t *testing.T) {
+	h, st := newTestHandler(t, Options{})
+	c := &fakeCluster{} // elected (Leader says ""), not taking writes yet
+	fwd := h.Forward(c, ForwardOptions{LeaderWait: time.Minute})
+	done := make(chan int, 1)
+	go func() {
+		done <- do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), map[string]string{ForwardedByHeader: "http://follower"}).Code
+	}()
+	c.mu.Lock()
+	c.leading = true
+	c.mu.Unlock()
+	if code := <-done; code != http.StatusOK || st.Stats().Groups != 1 {
+		t.Errorf("forwarded push = %d with %d groups stored; want 200 once the leader takes writes", code, st.Stats().Groups)
 	}
 }
 
