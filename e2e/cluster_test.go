@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clusterLeaseTTL is the replicas' election lease in these tests: a dead
+// leader is replaced within it plus 2s.
+const clusterLeaseTTL = 3 * time.Second
+
+// TestClusterOnEtcd runs three pushgate replicas on a three-member etcd
+// cluster, for etcd 3.7 (built from etcdmain) and Debian's etcd 3.4, and
+// drives the cluster as clients do: pushes through any replica, scrapes
+// of every replica, conflicting pushes at once, a group too large for etcd,
+// and then, under load, the death of the leader replica and of etcd's
+// leader member.
+func TestClusterOnEtcd(t *testing.T) {
+	servers := etcdServers(t)
+	for _, version := range []string{"3.7", "3.4"} {
+		t.Run("etcd "+version, func(t *testing.T) {
+			members := startEtcd(t, servers[version], 3)
+			rs := startReplicas(t, members, 3, fmt.Sprintf("--cluster.lease-ttl=%s", clusterLeaseTTL))
+			leaderOf(t, rs, waitTimeout)
+			t.Run("a push through any replica is read back from it at once and from every replica alike", func(t *testing.T) {
+				testReadYourWrites(t, rs)
+			})
+			t.Run("two conflicting pushes through two replicas at once: exactly one succeeds", func(t *testing.T) {
+				testConflictingPushes(t, rs)
+			})
+			t.Run("a group over etcd's request limit is answered 413 naming the limit", func(t *testing.T) {
+				testGroupTooLarge(t, rs)
+			})
+			t.Run("the leader replica killed under load: none of the acknowledged pushes is lost", func(t *testing.T) {
+				testLeaderReplicaKilled(t, rs)
+			})
+			t.Run("etcd's leader member killed under load: none of the acknowledged pushes is lost", func(t *testing.T) {
+				testEtcdLeaderKilled(t, members, rs)
+			})
+		})
+	}
+}
+
+func testReadYourWrites(t *testing.T, rs []*replica) {
+	for i, r := range rs {
+		body := fmt.Sprintf("# HELP ryw_value Written through replica %d.\n# TYPE ryw_value gauge\nryw_value{kind=\"x\"} %d\n", i, i)
+		pushText(t, r.gateway, http.MethodPut, fmt.Sprintf("/metrics/job/ryw/replica/%d", i), body)
+		// No polling: the replica that answered shows the push now.
+		scrape(t, r.gateway).requireValue(t, "ryw_value", lbl("job", "ryw", "replica", fmt.Sprint(i), "kind", "x", "instance", ""), float64(i))
+	}
+	converge(t, rs)
+	var first string
+	for i, r := range rs {
+		text := pushedText(mustStatus(t, http.StatusOK, http.MethodGet, r.url("/metrics"), nil).Body)
+		if !strings.Contains(text, "ryw_value") || !strings.Contains(text, "push_time_seconds") {
+			t.Fatalf("replica %d serves no pushed group:\n%s", i, text)
+		}
+		if i == 0 {
+			first = text
+		} else if text != first {
+			t.Errorf("replica %d's /metrics differs from replica 0's at the same applied position:\n%s\n---\n%s", i, text, first)
+		}
+	}
+}
+
+func testConflictingPushes(t *testing.T, rs []*replica) {
+	cases := []struct{ pathA, bodyA, pathB, bodyB string }{
+		// One metric name, two types.
+		{"/metrics/job/clash-a", "# TYPE clash_%d gauge\nclash_%d 1\n", "/metrics/job/clash-b", "# TYPE clash_%d counter\nclash_%d 1\n"},
+		// One series from two groups: {job="same",instance="i"}.
+		{"/metrics/job/same", "same_%d{instance=\"i\"} 1\n", "/metrics/job/same/instance/i", "same_%d 2\n"},
+	}
+	for round := range 6 {
+		c := cases[round%len(cases)]
+		bodyA := strings.ReplaceAll(c.bodyA, "%d", fmt.Sprint(round))
+		bodyB := strings.ReplaceAll(c.bodyB, "%d", fmt.Sprint(round))
+		a, b := rs[round%len(rs)], rs[(round+1)%len(rs)]
+		var wg sync.WaitGroup
+		var ra, rb response
+		var ea, eb error
+		start := make(chan struct{})
+		wg.Go(func() { <-start; ra, ea = doRequest(bgCtx, http.MethodPut, a.url(c.pathA), []byte(bodyA)) })
+		wg.Go(func() { <-start; rb, eb = doRequest(bgCtx, http.MethodPut, b.url(c.pathB), []byte(bodyB)) })
+		close(start)
+		wg.Wait()
+		if ea != nil || eb != nil {
+			t.Fatalf("round %d: %v, %v", round, ea, eb)
+		}
+		ok := 0
+		for _, r := range []response{ra, rb} {
+			switch r.Status {
+			case http.StatusOK:
+				ok++
+			case http.StatusBadRequest:
+				requireOneLine(t, r)
+			default:
+				t.Errorf("round %d: status %s, want 200 or 400", round, r)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("round %d: %d of the two conflicting pushes succeeded (%s, %s), want exactly one", round, ok, ra, rb)
+		}
+	}
+}
+
+func testGroupTooLarge(t *testing.T, rs []*replica) {
+	// Random hex label values: s2 cannot shrink them below etcd's 1.5 MiB.
+	var b strings.Builder
+	buf := make([]byte, 48)
+	for i := range 20000 {
+		_, _ = rand.Read(buf)
+		fmt.Fprintf(&b, "big_value{i=\"%d\",pad=\"%s\"} 1\n", i, hex.EncodeToString(buf))
+	}
+	for _, r := range rs {
+		resp := do(t, http.MethodPut, r.url("/metrics/job/big"), []byte(b.String()))
+		if resp.Status != http.StatusRequestEntityTooLarge || !strings.Contains(string(resp.Body), "MiB") && !strings.Contains(string(resp.Body), "bytes") {
+			t.Errorf("%s: push of a %d-byte group = %s, want 413 naming the limit", r.Addr, b.Len(), resp)
+		}
+		requireOneLine(t, resp)
+	}
+	// The cluster still takes writes.
+	pushText(t, rs[0].gateway, http.MethodPut, "/metrics/job/after-big", "after_big 1\n")
+}
+
+func testLeaderReplicaKilled(t *testing.T, rs []*replica) {
+	var urls []string
+	for _, r := range live(rs) {
+		urls = append(urls, r.URL)
+	}
+	l := startLoad(urls, 4)
+	eventually(t, 30*time.Second, func() error {
+		if n := l.ackedCount(); n < 50 {
+			return errorf("%d pushes acknowledged", n)
+		}
+		return nil
+	})
+	leader := leaderOf(t, rs, waitTimeout)
+	leader.kill(t)
+	killedAt := time.Now()
+	l.drop(leader.URL)
+	next := leaderOf(t, rs, clusterLeaseTTL+2*time.Second)
+	t.Logf("a new leader (%s) %s after the leader replica was killed", next.Addr, time.Since(killedAt).Round(time.Millisecond))
+	before := l.ackedCount()
+	eventually(t, 30*time.Second, func() error {
+		if n := l.ackedCount(); n < before+50 {
+			return errorf("%d pushes acknowledged after the new leader, want 50", n-before)
+		}
+		return nil
+	})
+	l.finish()
+	t.Logf("%d pushes acknowledged, failures %v; longest time without an acknowledgement %s", len(l.acked), l.failed, l.maxGap.Round(time.Millisecond))
+	converge(t, rs)
+	l.requireAcked(t, rs)
+}
+
+func testEtcdLeaderKilled(t *testing.T, members []*etcdMember, rs []*replica) {
+	var urls []string
+	for _, r := range live(rs) {
+		urls = append(urls, r.URL)
+	}
+	l := startLoad(urls, 4)
+	eventually(t, 30*time.Second, func() error {
+		if n := l.ackedCount(); n < 50 {
+			return errorf("%d pushes acknowledged", n)
+		}
+		return nil
+	})
+	m := etcdLeader(t, members)
+	if err := m.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	m.wait(10 * time.Second)
+	before := l.ackedCount()
+	eventually(t, 60*time.Second, func() error {
+		if n := l.ackedCount(); n < before+50 {
+			return errorf("%d pushes acknowledged after etcd member %s died, want 50", n-before, m.name)
+		}
+		return nil
+	})
+	l.finish()
+	t.Logf("%d pushes acknowledged, failures %v; longest time without an acknowledgement %s", len(l.acked), l.failed, l.maxGap.Round(time.Millisecond))
+	converge(t, rs)
+	l.requireAcked(t, rs)
+}
