@@ -258,9 +258,9 @@ func pushedText(body []byte) string {
 // load pushes distinct groups through the replicas' URLs, round robin,
 // from several workers, and records every acknowledged push.
 type load struct {
-	mu     sync.Mutex
-	urls   []string
-	acked  map[string]int // instance -> value, for every 2xx
+	mu    sync.Mutex
+	urls  []string
+	acked map[string]int // instance -> value, for every 2xx
 	// failed counts the other answers by status ("error": no answer).
 	failed map[string]int
 	// lastOK is when the latest 2xx arrived; maxGap the longest time
