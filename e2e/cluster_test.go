@@ -19,8 +19,9 @@ const clusterLeaseTTL = 3 * time.Second
 // cluster, for etcd 3.7 (built from etcdmain) and Debian's etcd 3.4, and
 // drives the cluster as clients do: pushes through any replica, scrapes
 // of every replica, conflicting pushes at once, a group too large for etcd,
-// and then, under load, the death of the leader replica and of etcd's
-// leader member.
+// then, under load, the death of the leader replica and of etcd's leader
+// member, and last a Prometheus scraping the replicas through one address
+// while one more replica dies.
 func TestClusterOnEtcd(t *testing.T) {
 	servers := etcdServers(t)
 	for _, version := range []string{"3.7", "3.4"} {
@@ -42,6 +43,9 @@ func TestClusterOnEtcd(t *testing.T) {
 			})
 			t.Run("etcd's leader member killed under load: none of the acknowledged pushes is lost", func(t *testing.T) {
 				testEtcdLeaderKilled(t, members, rs)
+			})
+			t.Run("Prometheus scrapes the replicas through one address and keeps the series when a replica dies", func(t *testing.T) {
+				testPrometheusThroughOneAddress(t, rs)
 			})
 		})
 	}
