@@ -37,10 +37,13 @@ type common struct {
 	reqLimit time.Duration
 	strict   bool
 	fresh    bool
+	// bases are the -url values: pushes spread over them (a cluster's
+	// replicas); everything else uses the first.
+	bases []*url.URL
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.url, "url", "http://127.0.0.1:9091", "base URL of the gateway (loopback only)")
+	fs.StringVar(&c.url, "url", "http://127.0.0.1:9091", "base URL of the gateway (loopback only); several comma-separated (a cluster's replicas): pushes spread over them by group, everything else uses the first")
 	fs.BoolVar(&c.asJSON, "json", false, "print one JSON object per result instead of a table")
 	fs.StringVar(&c.out, "o", "", "also append each result as a JSON line to this file")
 	fs.StringVar(&c.label, "label", "", "name of the gateway in the results (e.g. pushgate, reference, null)")
@@ -53,10 +56,15 @@ func (c *common) register(fs *flag.FlagSet) {
 
 // target checks the URL and returns it with a client for clients workers.
 func (c *common) target(ctx context.Context, clients int) (*url.URL, *http.Client, error) {
-	u, err := parseTarget(ctx, c.url, net.DefaultResolver.LookupIPAddr)
-	if err != nil {
-		return nil, nil, err
+	c.bases = c.bases[:0]
+	for _, raw := range strings.Split(c.url, ",") {
+		u, err := parseTarget(ctx, strings.TrimSpace(raw), net.DefaultResolver.LookupIPAddr)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.bases = append(c.bases, u)
 	}
+	u := c.bases[0]
 	if c.reqLimit <= 0 || c.reqLimit > maxDuration {
 		return nil, nil, fmt.Errorf("-request-timeout must be in (0, %s]: %w", maxDuration, errUsage)
 	}
@@ -156,7 +164,7 @@ func cmdFill(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
 	log.Info("filling", "url", c.url, "groups", *groups, "start", *start, "clients", *clients, "limit", *duration)
-	ts, elapsed := runFill(runCtx, pusher{client: client, base: base, method: http.MethodPut, bodies: bs}, *start, *groups, *clients)
+	ts, elapsed := runFill(runCtx, pusher{client: client, base: base, spread: c.bases, method: http.MethodPut, bodies: bs}, *start, *groups, *clients)
 	r := result{Kind: "fill", Groups: *groups, Clients: *clients, Method: http.MethodPut, Format: *format}
 	lastErr := sum(&r, ts, elapsed)
 	var ok int64
@@ -291,7 +299,7 @@ func cmdPush(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
 	log.Info("pushing", "url", c.url, "groups", *pf.groups, "clients", *clients, "duration", *duration, "method", *pf.method, "format", *pf.format)
-	ts, elapsed := runPushes(runCtx, pusher{client: client, base: base, method: *pf.method, bodies: bs}, *pf.groups, *clients, *pf.maxRequests)
+	ts, elapsed := runPushes(runCtx, pusher{client: client, base: base, spread: c.bases, method: *pf.method, bodies: bs}, *pf.groups, *clients, *pf.maxRequests)
 	r := result{Kind: "push", Groups: *pf.groups, Clients: *clients, Method: *pf.method, Format: *pf.format}
 	if lastErr := sum(&r, ts, elapsed); lastErr != nil {
 		log.Warn("push had errors", "errors", r.Errors, "last", lastErr)
@@ -400,7 +408,7 @@ func cmdMixed(ctx context.Context, args []string, w io.Writer, log *slog.Logger)
 		ts, total, elapsed := runScrapes(runCtx, s, *scrapeClients, *sf.count, *interval)
 		done <- scrapeOut{ts, total, elapsed}
 	}()
-	pts, pElapsed := runPushes(runCtx, pusher{client: client, base: base, method: *pf.method, bodies: bs}, *pf.groups, *pushClients, *pf.maxRequests)
+	pts, pElapsed := runPushes(runCtx, pusher{client: client, base: base, spread: c.bases, method: *pf.method, bodies: bs}, *pf.groups, *pushClients, *pf.maxRequests)
 	so := <-done
 	pr := result{Kind: "mixed-push", Groups: *pf.groups, Clients: *pushClients, Method: *pf.method, Format: *pf.format}
 	if lastErr := sum(&pr, pts, pElapsed); lastErr != nil {

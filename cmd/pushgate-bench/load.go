@@ -123,6 +123,9 @@ func sum(r *result, ts []*tally, elapsed time.Duration) error {
 type pusher struct {
 	client *http.Client
 	base   *url.URL
+	// spread, when it holds several URLs, sends group idx's pushes to
+	// spread[idx % len(spread)]: the replicas of a cluster.
+	spread []*url.URL
 	method string
 	bodies bodies
 }
@@ -131,8 +134,12 @@ type pusher struct {
 // A request cut short by the run's own deadline or cancellation is not
 // counted at all, so the end of a timed run does not show up as errors.
 func (p pusher) push(ctx context.Context, t *tally, idx int, body []byte) {
-	u := *p.base
-	u.Path = groupPath(p.base, idx)
+	base := p.base
+	if len(p.spread) > 1 {
+		base = p.spread[idx%len(p.spread)]
+	}
+	u := *base
+	u.Path = groupPath(base, idx)
 	req, err := http.NewRequestWithContext(ctx, p.method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		t.requests++

@@ -105,3 +105,36 @@ func TestScrapeIntervalMustNotBeNegative(t *testing.T) {
 		}
 	}
 }
+
+// TestPushesSpreadOverSeveralURLsByGroup checks that a pusher given a
+// cluster's replicas sends each group's pushes to one of them, all of them
+// used.
+func TestPushesSpreadOverSeveralURLsByGroup(t *testing.T) {
+	var servers []*connCountingServer
+	var bases []*url.URL
+	for range 3 {
+		srv := newConnCountingServer(t)
+		u, err := url.Parse(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers, bases = append(servers, srv), append(bases, u)
+	}
+	bs, err := newBodies("text", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pusher{client: newHTTPClient(2, 10*time.Second, false), base: bases[0], spread: bases, method: http.MethodPut, bodies: bs}
+	ts, _ := runFill(context.Background(), p, 0, 9, 2)
+	if ok := ts[0].ok + ts[1].ok; ok != 9 {
+		t.Fatalf("%d of 9 pushes succeeded", ok)
+	}
+	for i, srv := range servers {
+		srv.mu.Lock()
+		n := len(srv.arrivals)
+		srv.mu.Unlock()
+		if n != 3 {
+			t.Errorf("replica %d received %d of the 9 groups, want 3", i, n)
+		}
+	}
+}
