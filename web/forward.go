@@ -54,7 +54,8 @@ type ForwardOptions struct {
 	// (default 10s).
 	ApplyWait time.Duration
 	// Client sends forwarded requests (default: one with
-	// http.DefaultTransport's settings that follows no redirect).
+	// http.DefaultTransport's settings, more idle connections per host,
+	// that follows no redirect).
 	Client *http.Client
 }
 
@@ -81,8 +82,13 @@ func (h *Handler) Forward(c Cluster, opts ForwardOptions) http.Handler {
 		opts.ApplyWait = 10 * time.Second
 	}
 	if opts.Client == nil {
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		// Every follower sends all its writes to one leader: keep as
+		// many connections to it as writes run at once (the default
+		// keeps 2, and opens a connection per write beyond).
+		transport.MaxIdleConnsPerHost = 256
 		opts.Client = &http.Client{
-			Transport: http.DefaultTransport,
+			Transport: transport,
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
 			},
