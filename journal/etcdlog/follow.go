@@ -84,9 +84,10 @@ func (l *Log) Current(ctx context.Context) (journal.Position, error) {
 // Follow calls fn, in order, for every revision after from that changed
 // groups or head, until ctx ends, fn fails or the watch fails. A revision
 // is one journal.Batch: a put of a group is an OpSet with the store's
-// encoding, a delete an OpDelete (a wipe deletes each group), and a batch
-// that head names as this Log's is Own. A batch carrying only head (a
-// term's barrier) has no ops. The watch requires etcd's leader (a member
+// encoding, a delete an OpDelete (a wipe deletes each group). A batch that
+// head names as this Log's is Own and carries no ops: the store that pushed
+// them holds them already, and only needs the position. A batch carrying
+// only head (a term's barrier) has no ops either. The watch requires etcd's leader (a member
 // cut off from its quorum ends it) and asks for progress notifications
 // (Stats.WatchRevision). If etcd compacted the revisions after from, Follow
 // returns an error wrapping journal.ErrCompacted: load a fresh store.
@@ -129,50 +130,57 @@ func (l *Log) Follow(ctx context.Context, from journal.Position, fn func(journal
 
 // deliver hands the events of one watch response to fn, one Batch per
 // revision. etcd never splits a revision's events across responses (its
-// watch batches whole revisions), so a response ends a batch.
+// watch batches whole revisions), so a response ends a batch. The values
+// of an Own batch are not decompressed: its store holds them already.
 func (l *Log) deliver(events []*clientv3.Event, fn func(journal.Batch) error) error {
-	var b journal.Batch
-	flush := func() error {
-		if b.Position == 0 {
-			return nil
+	for i := 0; i < len(events); {
+		rev := events[i].Kv.ModRevision
+		j := i + 1
+		for j < len(events) && events[j].Kv.ModRevision == rev {
+			j++
+		}
+		b := journal.Batch{Position: journal.Position(rev)}
+		ours := false // the revision touched the log's keys
+		for _, ev := range events[i:j] {
+			key := string(ev.Kv.Key)
+			switch {
+			case key == l.keys.head:
+				ours = true
+				if ev.Type == mvccpb.PUT {
+					b.Own = l.isOwn(ev.Kv.Value)
+				}
+			case strings.HasPrefix(key, l.keys.groups):
+				ours = true
+			}
+		}
+		if !b.Own {
+			for _, ev := range events[i:j] {
+				key := string(ev.Kv.Key)
+				if !strings.HasPrefix(key, l.keys.groups) {
+					continue
+				}
+				gid := key[len(l.keys.groups):]
+				if ev.Type == mvccpb.DELETE {
+					b.Ops = append(b.Ops, journal.Op{Kind: journal.OpDelete, Key: gid})
+					continue
+				}
+				value, err := s2.Decode(nil, ev.Kv.Value)
+				if err != nil {
+					return fmt.Errorf("follow: group %q at position %d: decompress: %w", gid, rev, err)
+				}
+				b.Ops = append(b.Ops, journal.Op{Kind: journal.OpSet, Key: gid, Value: value})
+			}
+		}
+		i = j
+		if !ours {
+			continue
 		}
 		if err := fn(b); err != nil {
 			return fmt.Errorf("follow: batch at position %d: %w", b.Position, err)
 		}
 		l.noteDelivered(b.Position)
-		b = journal.Batch{}
-		return nil
 	}
-	for _, ev := range events {
-		pos := journal.Position(ev.Kv.ModRevision)
-		key := string(ev.Kv.Key)
-		if pos != b.Position {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		switch {
-		case key == l.keys.head:
-			if ev.Type == mvccpb.PUT {
-				b.Own = l.isOwn(ev.Kv.Value)
-			}
-		case strings.HasPrefix(key, l.keys.groups):
-			gid := key[len(l.keys.groups):]
-			if ev.Type == mvccpb.DELETE {
-				b.Ops = append(b.Ops, journal.Op{Kind: journal.OpDelete, Key: gid})
-				break
-			}
-			value, err := s2.Decode(nil, ev.Kv.Value)
-			if err != nil {
-				return fmt.Errorf("follow: group %q at position %d: decompress: %w", gid, pos, err)
-			}
-			b.Ops = append(b.Ops, journal.Op{Kind: journal.OpSet, Key: gid, Value: value})
-		default:
-			continue // not the log's: leave the batch open for its revision
-		}
-		b.Position = pos
-	}
-	return flush()
+	return nil
 }
 
 // isOwn reports whether head's value names a batch this Log committed and

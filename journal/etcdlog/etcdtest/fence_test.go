@@ -23,7 +23,8 @@ func TestAPausedLeadersLateCommitIsRejectedAndItStepsDown(t *testing.T) {
 	old := openLog(t, []string{link.endpoint}, prefix, func(cfg *etcdlog.Config) { cfg.RequestTimeout = 20 * time.Second })
 	next := openLog(t, c.endpoints, prefix, nil)
 	follow(t, old)
-	watcher := follow(t, next)
+	follow(t, next)
+	watcher := follow(t, openLog(t, c.endpoints, prefix, nil))
 	campaign(t, old)
 	mustCommit(t, old, set("g", "before"))
 
@@ -118,15 +119,18 @@ func TestAnAmbiguousCommitEndsTheTermAndTheNextTermFencesIt(t *testing.T) {
 	eventually(t, 10*time.Second, "both followers reach the last commit", func() bool {
 		return own.position() >= after && watcher.position() >= after
 	})
-	for _, b := range own.allBatches() {
+	for _, b := range watcher.allBatches() {
 		for _, op := range b.Ops {
-			if string(op.Value) == "doubtful" {
-				t.Logf("the doubtful commit landed at %d", b.Position)
-				if b.Own {
-					t.Error("the doubtful commit was delivered as Own: the store, which took it back, would not apply it")
-				}
-				if b.Position > after {
-					t.Error("the doubtful commit landed after the next term began")
+			if string(op.Value) != "doubtful" {
+				continue
+			}
+			t.Logf("the doubtful commit landed at %d", b.Position)
+			if b.Position > after {
+				t.Error("the doubtful commit landed after the next term began")
+			}
+			for _, ob := range own.allBatches() {
+				if ob.Position == b.Position && (ob.Own || len(ob.Ops) != 1) {
+					t.Errorf("the doubtful commit reached its writer as Own=%v with %d ops: the store, which took it back, would not apply it", ob.Own, len(ob.Ops))
 				}
 			}
 		}

@@ -84,21 +84,29 @@ func TestOwnBatchesAreMarkedAndOtherWritersAreNot(t *testing.T) {
 			}
 		}
 	}
-	// Each term began with a barrier: a batch with no ops.
-	barriers := 0
-	for _, b := range fa.allBatches() {
-		if len(b.Ops) == 0 {
-			barriers++
+	// Each term began with a barrier (a batch of head alone); a follower
+	// gets the other writers' changes, and no ops for its own.
+	for _, f := range []*follower{fa, fb} {
+		barriers := 0
+		for _, b := range f.allBatches() {
+			if b.Position != p1 && b.Position != p2 && b.Position != p3 {
+				barriers++
+			}
+		}
+		if barriers != 2 {
+			t.Errorf("%d batches besides the three commits delivered, want the 2 term barriers", barriers)
 		}
 	}
-	if barriers != 2 {
-		t.Errorf("%d empty batches (term barriers) delivered, want 2", barriers)
+	if v, ok := fa.group("g1"); ok {
+		t.Errorf("g1 = %q on the first leader after the second deleted it", v)
 	}
-	if v, ok := fb.group("g1"); ok {
-		t.Errorf("g1 = %q after its delete", v)
+	if v, _ := fb.group("g3"); v != "a3" {
+		t.Errorf("g3 = %q on the second leader, want the first leader's a3", v)
 	}
-	if v, _ := fa.group("g3"); v != "a3" {
-		t.Errorf("g3 = %q, want a3", v)
+	for _, b := range fa.allBatches() {
+		if b.Own && len(b.Ops) > 0 {
+			t.Errorf("own batch at %d carries %d ops, want none", b.Position, len(b.Ops))
+		}
 	}
 }
 
