@@ -71,7 +71,8 @@ func (l *Log) TermErr() error {
 // earlier term (this replica's or another's) can apply after it, and waits
 // until Load or Follow has delivered the barrier, so that the store that
 // takes the writes holds every earlier commit. Follow must therefore be
-// running. While a term runs, Campaign returns nil at once.
+// running. While a term runs, Campaign returns nil at once. Resign waits
+// for a Campaign in progress; Close stops it.
 func (l *Log) Campaign(ctx context.Context) error {
 	l.campaignMu.Lock()
 	defer l.campaignMu.Unlock()
@@ -83,6 +84,8 @@ func (l *Log) Campaign(ctx context.Context) error {
 		return ErrClosed
 	case live:
 		return nil
+	case l.cfg.AdvertiseURL == "":
+		return errors.New("campaign: no Config.AdvertiseURL: the other replicas could not reach this one while it leads")
 	}
 
 	s, err := l.liveSession(ctx)

@@ -281,3 +281,14 @@ func TestLoadReadsEveryGroupInKeyOrderAcrossPages(t *testing.T) {
 		t.Errorf("loaded %d groups, want g00000=0 ... g%05d=%d in key order", len(keys), n-1, n-1)
 	}
 }
+
+func TestCampaignNeedsAnAdvertiseURL(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	l := openLog(t, c.endpoints, newPrefix(), func(cfg *etcdlog.Config) { cfg.AdvertiseURL = "" })
+	follow(t, l)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := l.Campaign(ctx); err == nil || !strings.Contains(err.Error(), "AdvertiseURL") {
+		t.Errorf("Campaign without an advertise URL: %v; want an error naming it", err)
+	}
+}
