@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/etcdlog"
 )
@@ -216,7 +218,7 @@ func TestFollowFromACompactedRevisionFailsWithErrCompacted(t *testing.T) {
 	eventually(t, 10*time.Second, "the follower applies the commits", func() bool { return f.position() >= last })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := c.members[0].Server.Compact(ctx, compactRequest(last)); err != nil {
+	if _, err := c.members[0].Server.Compact(ctx, &pb.CompactionRequest{Revision: int64(last), Physical: true}); err != nil {
 		t.Fatal(err)
 	}
 	err := l.Follow(ctx, first, func(journal.Batch) error { return nil })
