@@ -219,17 +219,11 @@ func TestAnOpenMetricsScrapeHoldsEachFamilyNameOnce(t *testing.T) {
 	}
 }
 
-func TestExemplarLabelNamesAreEscapedInCachedBodies(t *testing.T) {
-	s := New(Options{})
-	scrapeIn(t, s, acceptOpenMetrics, false) // pushes now render OpenMetrics bodies
-	mf := &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
-		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
-			Label: []*dto.LabelPair{{Name: proto.String("trace.id"), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
-		}},
-	}}}
-	if err := s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
-		t.Fatal(err)
-	}
+// requireEscapedExemplars fails unless the exemplar of c_total, labelled
+// trace.id, is written right in an OpenMetrics scrape of s under every
+// escaping.
+func requireEscapedExemplars(t *testing.T, s *Store) {
+	t.Helper()
 	for esc, want := range map[string]string{
 		"allow-utf-8": `# {"trace.id"="abc"} 0.5`,
 		"underscores": `# {trace_id="abc"} 0.5`,
@@ -240,5 +234,84 @@ func TestExemplarLabelNamesAreEscapedInCachedBodies(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("escaping=%s: the exemplar is not written %s:\n%s", esc, want, body)
 		}
+	}
+}
+
+// exemplarPush pushes c_total with an exemplar labelled trace.id (exemplar
+// labels are not checked against the name rules) to the group {job="j"}.
+func exemplarPush(t *testing.T, s *Store) {
+	t.Helper()
+	mf := &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
+		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
+			Label: []*dto.LabelPair{{Name: proto.String("trace.id"), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
+		}},
+	}}}
+	if err := s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExemplarLabelNamesAreEscapedInCachedBodies(t *testing.T) {
+	s := New(Options{})
+	scrapeIn(t, s, acceptOpenMetrics, false) // pushes now render OpenMetrics bodies
+	exemplarPush(t, s)
+	requireEscapedExemplars(t, s)
+}
+
+func TestExemplarLabelNamesAreEscapedAfterARestore(t *testing.T) {
+	s := New(Options{})
+	exemplarPush(t, s)
+	k := key("job", "j")
+	r := New(Options{})
+	if err := r.Restore(k.ID(), encodeGroup(s.Group(k))); err != nil {
+		t.Fatal(err)
+	}
+	requireEscapedExemplars(t, r)
+	if !storedExemplarNamesLegacy(nil) {
+		t.Error("no bytes hold no exemplar, so no name to escape")
+	}
+}
+
+func TestStoredExemplarNamesAgreeWithTheDecodedFamily(t *testing.T) {
+	ex := func(name string) *dto.Exemplar {
+		return &dto.Exemplar{Label: []*dto.LabelPair{{Name: proto.String("a"), Value: proto.String("1")}, {Name: proto.String(name), Value: proto.String("2")}}, Value: proto.Float64(1)}
+	}
+	counter := func(name string) *dto.MetricFamily {
+		return &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{
+			{Label: []*dto.LabelPair{{Name: proto.String("x"), Value: proto.String("1")}}, Counter: &dto.Counter{Value: proto.Float64(1)}},
+			{Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: ex(name)}},
+		}}
+	}
+	bucket := func(name string) *dto.MetricFamily {
+		return &dto.MetricFamily{Name: proto.String("h"), Type: dto.MetricType_HISTOGRAM.Enum(), Metric: []*dto.Metric{{Histogram: &dto.Histogram{
+			SampleCount: proto.Uint64(1), SampleSum: proto.Float64(1),
+			Bucket: []*dto.Bucket{{UpperBound: proto.Float64(1), CumulativeCount: proto.Uint64(1)}, {UpperBound: proto.Float64(2), CumulativeCount: proto.Uint64(1), Exemplar: ex(name)}},
+		}}}}
+	}
+	native := func(name string) *dto.MetricFamily {
+		mf := bucket("b")
+		mf.Metric[0].Histogram.Exemplars = []*dto.Exemplar{ex("b"), ex(name)}
+		return mf
+	}
+	for _, tc := range []struct {
+		name string
+		mf   *dto.MetricFamily
+	}{
+		{"a counter exemplar with a legacy name", counter("trace_id")},
+		{"a counter exemplar with a dot", counter("trace.id")},
+		{"a bucket exemplar with a legacy name", bucket("trace_id")},
+		{"a bucket exemplar with a colon", bucket("x:y")},
+		{"a native exemplar with a legacy name", native("trace_id")},
+		{"a native exemplar with a non-ASCII letter", native("ü")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := exposition.AppendBody(nil, tc.mf, exposition.NewFormat(exposition.EncodingProtobuf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := storedExemplarNamesLegacy(b), exposition.LegacyExemplarNames(tc.mf); got != want {
+				t.Errorf("storedExemplarNamesLegacy = %v, LegacyExemplarNames = %v", got, want)
+			}
+		})
 	}
 }
