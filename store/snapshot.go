@@ -79,7 +79,11 @@ func (s *Store) releaseSnapshot() {
 // order, each name's samples contiguous under one HELP and TYPE. Within a name
 // groups follow their grouping keys' order. HELP rule: a built-in family's
 // HELP wins; otherwise the HELP of the first group (in grouping-key order)
-// that has one, so the same store always scrapes the same way.
+// that has one, so the same store always scrapes the same way. A family
+// that cannot be rendered in f is left out, logged and counted
+// (Store.SkippedFamilies), so that the response stays whole and valid; an
+// error means w failed (or stored bytes are corrupt), and the response is
+// then cut short.
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
 	rs := &sn.store.render
 	rs.scraped(f.Encoding())
