@@ -6,6 +6,18 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// EscapeFamily returns mf with every name written as a scrape under scheme
+// writes it (see escapeFamily), or mf itself when no name changes: under
+// escaping=allow-utf-8, or when every name is a legacy one (LegacyNames).
+// mf is not modified. It is for formats rendered from whole families, such
+// as the protobuf text formats; AppendBody escapes by itself.
+func EscapeFamily(mf *dto.MetricFamily, scheme model.EscapingScheme) *dto.MetricFamily {
+	if scheme == model.NoEscaping || legacyFamily(mf) {
+		return mf
+	}
+	return escapeFamily(mf, scheme)
+}
+
 // escapeFamily returns mf with every name written as a scrape under scheme
 // writes it: the family name and __name__ label values by
 // EscapeMetricName, label names and exemplar label names by
