@@ -154,6 +154,32 @@ func AppendHeader(dst []byte, name, help string, typ dto.MetricType, unit string
 	}
 }
 
+// AppendHeaderWithoutType appends the header of one merged family named
+// name in OpenMetrics, leaving its type unknown by writing no TYPE line:
+// "# HELP name help\n" (only when help is not empty) and "# UNIT name
+// unit\n" (only when unit is not empty), under the full name (no "_total"
+// cut). A family without a TYPE line is of type unknown in OpenMetrics, and
+// its samples then carry its name exactly. Unlike "# TYPE name unknown",
+// this also passes promtool check metrics, which reads OpenMetrics with the
+// text format's parser, where "unknown" is no type; and with HELP, the
+// family cannot be taken for a part of the family before it. In the other
+// encodings it is AppendHeader with dto.MetricType_UNTYPED.
+func AppendHeaderWithoutType(dst []byte, name, help, unit string, f Format) []byte {
+	if f.enc != EncodingOpenMetrics {
+		return AppendHeader(dst, name, help, dto.MetricType_UNTYPED, unit, f)
+	}
+	if f.scheme != model.NoEscaping && !legacyName(name) {
+		name = model.EscapeName(name, f.scheme)
+	}
+	if help != "" {
+		dst = appendCommentLine(dst, "# HELP ", name, help, true)
+	}
+	if unit != "" {
+		dst = appendCommentLine(dst, "# UNIT ", name, unit, true)
+	}
+	return dst
+}
+
 // appendCommentLine appends keyword, name (quoted when it is not a legacy
 // name), a space, text (escaped; with '"' escaped too when quoteText) and a
 // newline.

@@ -303,7 +303,8 @@ func groupOfID(gid string) string {
 }
 
 // renamesCounter reports whether the OpenMetrics family of the counter name
-// must be written as unknown under name rather than as a counter: a counter
+// must be written with its type unknown under name rather than as a
+// counter: a counter
 // X_total is the OpenMetrics family X, and another family named X in the
 // scrape would make two families of one name, which OpenMetrics parsers
 // reject (Python's prometheus_client refuses the whole body). The gateway's
@@ -313,11 +314,15 @@ func groupOfID(gid string) string {
 // Why unknown under the full name: the sample lines stay
 // go_memstats_alloc_bytes_total <value>, so the series Prometheus ingests
 // keeps its name, and an unknown family's samples carry its name exactly.
-// The alternatives change what is ingested: a counter family named X_total
-// would need samples named X_total_total, and leaving the family out loses
-// the series. Only the OpenMetrics TYPE says unknown; text and protobuf keep
-// counter. Own names are legacy names, which no escaping changes, so this
-// holds under every escaping.
+// The alternatives change what is ingested or what checks it: a counter
+// family named X_total would need samples named X_total_total, leaving the
+// family out loses the series, and a gauge named X_total fails promtool's
+// lint. The type is left unknown by writing HELP without TYPE
+// (exposition.AppendHeaderWithoutType), which Prometheus, Python's parser
+// and promtool all accept; "# TYPE X_total unknown" would stop promtool,
+// which reads OpenMetrics with the text parser. Text and protobuf keep the
+// counter type. Own names are legacy names, which no escaping changes, so
+// this holds under every escaping.
 func (fw *familyWriter) renamesCounter(name string, typ dto.MetricType) bool {
 	if typ != dto.MetricType_COUNTER || fw.f.Encoding() != exposition.EncodingOpenMetrics {
 		return false
@@ -403,9 +408,7 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 		}
 		unit = run[0].slot.fam.Unit()
 	}
-	if fw.renamesCounter(name, typ) {
-		typ = dto.MetricType_UNTYPED
-	}
+	untyped := fw.renamesCounter(name, typ)
 	parts := fw.gather.parts[:0]
 	defer func() { fw.gather.parts = parts }()
 	total := 0
@@ -478,7 +481,12 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 	if total == 0 {
 		return nil
 	}
-	header := exposition.AppendHeader(fw.buf[:0], name, help, typ, unit, fw.f)
+	var header []byte
+	if untyped {
+		header = exposition.AppendHeaderWithoutType(fw.buf[:0], name, help, unit, fw.f)
+	} else {
+		header = exposition.AppendHeader(fw.buf[:0], name, help, typ, unit, fw.f)
+	}
 	if protobuf {
 		frame := exposition.AppendFrameLength(nil, len(header)+total)
 		if _, err := fw.w.Write(frame); err != nil {

@@ -55,19 +55,23 @@ func TestAnOpenMetricsScrapeOfAFreshGatewayHoldsNoFamilyNameTwice(t *testing.T) 
 				if !strings.HasSuffix(body, "# EOF\n") {
 					t.Fatalf("no # EOF at the end:\n%s", body)
 				}
+				// Each family has at most one HELP and one TYPE line,
+				// under its OpenMetrics name (a counter X_total's is X).
 				seen := map[string]bool{}
 				for line := range strings.Lines(body) {
-					rest, ok := strings.CutPrefix(line, "# TYPE ")
-					if !ok {
-						continue
+					for _, keyword := range []string{"# HELP ", "# TYPE "} {
+						rest, ok := strings.CutPrefix(line, keyword)
+						if !ok {
+							continue
+						}
+						name := keyword + rest[:strings.IndexByte(rest, ' ')]
+						if seen[name] {
+							t.Errorf("two %sfamily name lines", name)
+						}
+						seen[name] = true
 					}
-					name := rest[:strings.LastIndexByte(rest, ' ')]
-					if seen[name] {
-						t.Errorf("family %s appears twice", name)
-					}
-					seen[name] = true
 				}
-				if !seen["go_memstats_alloc_bytes"] || !strings.Contains(body, "\ngo_memstats_alloc_bytes_total ") {
+				if !seen["# TYPE go_memstats_alloc_bytes"] || !strings.Contains(body, "\ngo_memstats_alloc_bytes_total ") {
 					t.Errorf("the scrape lacks go_memstats_alloc_bytes or its _total series:\n%s", body)
 				}
 			})
