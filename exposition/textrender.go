@@ -20,7 +20,10 @@ import (
 // a shared 2-core machine); AppendBody's text case went from 32.7 µs to
 // 6.0 µs (BenchmarkAppendBody/text) and a whole store.Push of the payload
 // from 177 µs and 443 allocations to 142 µs and 412 (BenchmarkApply,
-// groups=0, noisy: ±30–55%).
+// groups=0, noisy: ±30–55%). The OpenMetrics bodies, which pushes render
+// once OpenMetrics was scraped last, take 4.7 µs and 0 allocations against
+// expfmt's 18.4 µs and 52 (BenchmarkTextRender/openmetrics, median of 5);
+// AppendBody's OpenMetrics case went from 16.6 µs to 4.7 µs.
 //
 // Validity: expfmt (prometheus/common v0.72.1) decides whether to quote a
 // label name with the metric-name rule, which allows ':', so a label named
