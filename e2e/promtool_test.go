@@ -110,7 +110,7 @@ e2e_pt_size_bytes_count 8
 				pushNativeHistogram(t, g, "pt_native")
 				pushText(t, g, http.MethodPut, "/metrics/job/pt_utf8/U__path_2e_label/v", `# HELP "e2e.pt.dotted_celsius" A dotted gauge.
 # TYPE "e2e.pt.dotted_celsius" gauge
-{"e2e.pt.dotted_celsius","room.name"="a"} 1
+{"e2e.pt.dotted_celsius","room.name"="a","x:y"="b"} 1
 # HELP "e2e.pt.dotted_seconds" A dotted histogram.
 # TYPE "e2e.pt.dotted_seconds" histogram
 {"e2e.pt.dotted_seconds_bucket",le="1"} 1

@@ -5,7 +5,11 @@
 // blocks so that the store can cache the bodies of each group at push time
 // and splice them together at scrape time.
 //
-// The text-based renderings are produced by prometheus/common's expfmt, so a
-// response assembled from these blocks is byte-identical to what expfmt
-// would render for the merged families.
+// A response assembled from these blocks is byte-identical to what
+// prometheus/common's expfmt renders for the merged families, except where
+// expfmt writes a name invalidly: it quotes and escapes label names by the
+// metric-name rule, which allows ':', and never escapes exemplar labels.
+// Here every label name that is not a legacy label name is quoted (under
+// escaping=allow-utf-8) or escaped (under the other schemes), so every
+// response parses.
 package exposition

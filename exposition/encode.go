@@ -1,13 +1,10 @@
 package exposition
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -30,84 +27,57 @@ const (
 	fieldUnit   protowire.Number = 5
 )
 
-// maxPooledBuffer is the largest capacity a render or read buffer may keep
-// when it returns to its pool, so that one huge family or body does not pin
-// its memory forever.
+// maxPooledBuffer is the largest capacity a read buffer may keep when it
+// returns to its pool, so that one huge body does not pin its memory
+// forever.
 const maxPooledBuffer = 1 << 20
-
-// renderBuffers holds the scratch buffers AppendBody's slow path (expfmt)
-// renders into before it drops the header lines: pushes render OpenMetrics
-// bodies here (store.newFamily) when OpenMetrics was scraped last, and reusing
-// the buffer saves one allocation per rendered family.
-var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // AppendBody appends the rendering of mf's metrics in f, without any header
 // lines (# HELP, # TYPE, # UNIT), applying f's name escaping, and returns the
-// extended buffer. Text and OpenMetrics bodies are the sample lines exactly
-// as expfmt renders them; a protobuf body is the wire encoding of the
-// MetricFamily field metric (4) for every metric of mf, so that a header and
-// the bodies of many groups, framed with one length, form one valid
-// delimited MetricFamily message. Native histograms survive intact in
-// protobuf; text and OpenMetrics render what expfmt renders for them, and
-// OpenMetrics, like expfmt, rejects float histograms. A family without
-// metrics renders as nothing.
+// extended buffer; on error the buffer is returned as it was. Text and
+// OpenMetrics bodies are the sample lines (see textrender.go); a protobuf
+// body is the wire encoding of the MetricFamily field metric (4) for every
+// metric of mf, so that a header and the bodies of many groups, framed with
+// one length, form one valid delimited MetricFamily message. Native
+// histograms survive intact in protobuf; text and OpenMetrics render their
+// classic part, and OpenMetrics 1.0 refuses float histograms. A family
+// without metrics renders as nothing.
+//
+// Every name is written validly: under escaping=allow-utf-8, a metric name
+// that is not a legacy metric name and a label name that is not a legacy
+// label name are quoted in text and OpenMetrics; under the other schemes
+// they are escaped (EscapeMetricName, EscapeLabelName) in every encoding,
+// exemplar labels included, so that the output holds only legacy names.
 func AppendBody(dst []byte, mf *dto.MetricFamily, f Format) ([]byte, error) {
 	if len(mf.Metric) == 0 {
 		return dst, nil
 	}
-	escaped := mf
+	name := mf.GetName()
 	if f.scheme != model.NoEscaping && !legacyFamily(mf) {
-		escaped = model.EscapeMetricFamily(mf, f.scheme)
+		// Slow path: a copy of the family with its names escaped. Plain
+		// families (every push without UTF-8 names) never come here.
+		mf = escapeFamily(mf, f.scheme)
 	}
-	if f.enc == EncodingProtobuf {
-		return appendMetricFields(dst, escaped, f.knownFields)
-	}
-	if f.enc == EncodingText {
-		var ok bool
-		if dst, ok = appendTextSamples(dst, escaped); ok {
-			return dst, nil
-		}
-	}
-
-	// Slow path: OpenMetrics, and text families the fast path leaves alone
-	// (names expfmt quotes, and malformed families, whose errors expfmt
-	// words). expfmt writes through a pooled buffer, from which the header
-	// lines are dropped.
-	buf := renderBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			renderBuffers.Put(buf)
-		}
-	}()
 	var err error
-	if f.enc == EncodingOpenMetrics {
-		_, err = expfmt.MetricFamilyToOpenMetrics(buf, escaped)
-	} else {
-		_, err = expfmt.MetricFamilyToText(buf, escaped)
+	start := len(dst)
+	switch f.enc {
+	case EncodingProtobuf:
+		return appendMetricFields(dst, mf, f.knownFields)
+	case EncodingOpenMetrics:
+		dst, err = appendOpenMetricsSamples(dst, mf)
+	default:
+		dst, err = appendTextSamples(dst, mf)
 	}
 	if err != nil {
-		return dst, fmt.Errorf("render family %q as %s: %w", mf.GetName(), f.enc, err)
+		return dst[:start], fmt.Errorf("render family %q as %s: %w", name, f.enc, err)
 	}
-	return append(dst, skipCommentLines(buf.Bytes())...), nil
-}
-
-// skipCommentLines drops the leading lines of b that start with '#': the
-// HELP, TYPE and UNIT lines of a rendered family. Sample lines never start
-// with '#', and HELP and UNIT texts have their newlines escaped.
-func skipCommentLines(b []byte) []byte {
-	for len(b) > 0 && b[0] == '#' {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return nil
-		}
-		b = b[i+1:]
-	}
-	return b
+	return dst, nil
 }
 
 // appendMetricFields appends field 4 of MetricFamily for each metric of mf.
+// On error dst is returned as it was.
 func appendMetricFields(dst []byte, mf *dto.MetricFamily, known bool) ([]byte, error) {
+	first := len(dst)
 	for i, m := range mf.Metric {
 		var ok bool
 		if dst, ok = appendMetricFast(dst, m, known); ok {
@@ -121,10 +91,10 @@ func appendMetricFields(dst []byte, mf *dto.MetricFamily, known bool) ([]byte, e
 		// Size has just filled the size caches; reuse them.
 		dst, err = proto.MarshalOptions{Deterministic: true, UseCachedSize: true}.MarshalAppend(dst, m)
 		if err != nil {
-			return dst[:start], fmt.Errorf("marshal metric %d of family %q: %w", i, mf.GetName(), err)
+			return dst[:first], fmt.Errorf("marshal metric %d of family %q: %w", i, mf.GetName(), err)
 		}
 		if got := len(dst) - start; got != size {
-			return dst[:start], fmt.Errorf("marshal metric %d of family %q: %d bytes written, %d announced", i, mf.GetName(), got, size)
+			return dst[:first], fmt.Errorf("marshal metric %d of family %q: %d bytes written, %d announced", i, mf.GetName(), got, size)
 		}
 	}
 	return dst, nil
@@ -182,6 +152,32 @@ func AppendHeader(dst []byte, name, help string, typ dto.MetricType, unit string
 		}
 		return appendCommentLine(dst, "# TYPE ", name, textTypeName(typ), false)
 	}
+}
+
+// AppendHeaderWithoutType appends the header of one merged family named
+// name in OpenMetrics, leaving its type unknown by writing no TYPE line:
+// "# HELP name help\n" (only when help is not empty) and "# UNIT name
+// unit\n" (only when unit is not empty), under the full name (no "_total"
+// cut). A family without a TYPE line is of type unknown in OpenMetrics, and
+// its samples then carry its name exactly. Unlike "# TYPE name unknown",
+// this also passes promtool check metrics, which reads OpenMetrics with the
+// text format's parser, where "unknown" is no type; and with HELP, the
+// family cannot be taken for a part of the family before it. In the other
+// encodings it is AppendHeader with dto.MetricType_UNTYPED.
+func AppendHeaderWithoutType(dst []byte, name, help, unit string, f Format) []byte {
+	if f.enc != EncodingOpenMetrics {
+		return AppendHeader(dst, name, help, dto.MetricType_UNTYPED, unit, f)
+	}
+	if f.scheme != model.NoEscaping && !legacyName(name) {
+		name = model.EscapeName(name, f.scheme)
+	}
+	if help != "" {
+		dst = appendCommentLine(dst, "# HELP ", name, help, true)
+	}
+	if unit != "" {
+		dst = appendCommentLine(dst, "# UNIT ", name, unit, true)
+	}
+	return dst
 }
 
 // appendCommentLine appends keyword, name (quoted when it is not a legacy

@@ -316,3 +316,31 @@ func BenchmarkAppendHeader(b *testing.B) {
 		})
 	}
 }
+
+func TestAppendHeaderWithoutTypeWritesNoTypeLineInOpenMetrics(t *testing.T) {
+	tests := []struct {
+		accept, want string
+	}{
+		{"application/openmetrics-text;version=1.0.0",
+			"# HELP x_total Help \\\"q\\\".\n# UNIT x_total bytes\n"},
+		{"application/openmetrics-text;version=1.0.0;escaping=values",
+			"# HELP x_total Help \\\"q\\\".\n# UNIT x_total bytes\n"},
+		{"text/plain;version=0.0.4",
+			"# HELP x_total Help \"q\".\n# TYPE x_total untyped\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.accept, func(t *testing.T) {
+			f := Negotiate(http.Header{"Accept": {tt.accept}})
+			if got := string(AppendHeaderWithoutType(nil, "x_total", "Help \"q\".", "bytes", f)); got != tt.want {
+				t.Errorf("header %q, want %q", got, tt.want)
+			}
+		})
+	}
+	om := NewFormat(EncodingOpenMetrics)
+	if got := string(AppendHeaderWithoutType(nil, "x_total", "", "", om)); got != "" {
+		t.Errorf("header without help or unit = %q, want nothing", got)
+	}
+	if got, want := string(AppendHeaderWithoutType(nil, "a.b_total", "H.", "", om)), "# HELP \"a.b_total\" H.\n"; got != want {
+		t.Errorf("header of a UTF-8 name = %q, want %q", got, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -128,6 +129,16 @@ func TestNewFormatDoesNotEscape(t *testing.T) {
 	}
 }
 
+// exemplarCounter is a counter with one metric whose exemplar has one label
+// named name.
+func exemplarCounter(name string) *dto.MetricFamily {
+	return &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
+		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
+			Label: []*dto.LabelPair{{Name: proto.String(name), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
+		}},
+	}}}
+}
+
 func TestPlain(t *testing.T) {
 	legacy := gaugeFamily("m", 1, "l", "v")
 	utf8Metric := gaugeFamily("my.metric", 1, "l", "v")
@@ -148,7 +159,10 @@ func TestPlain(t *testing.T) {
 		{"a UTF-8 label name is not plain under underscores", underscores, utf8Label, false},
 		{"a UTF-8 metric name is plain under allow-utf-8", allowUTF8, utf8Metric, true},
 		{"a UTF-8 label name is plain under allow-utf-8", allowUTF8, utf8Label, true},
-		{"a colon in a label name is plain because expfmt leaves it alone", underscores, colonLabel, true},
+		{"a colon in a label name is escaped, so not plain, under underscores", underscores, colonLabel, false},
+		{"a colon in a metric name is plain under underscores", underscores, gaugeFamily("ns:m", 1, "l", "v"), true},
+		{"a UTF-8 exemplar label name is not plain under underscores", underscores, exemplarCounter("trace.id"), false},
+		{"a legacy exemplar label name is plain under underscores", underscores, exemplarCounter("trace_id"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

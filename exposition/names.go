@@ -37,11 +37,21 @@ func UnescapeLabelName(s string) string {
 	return model.UnescapeName(s, model.ValueEncodingEscaping)
 }
 
-// legacyName reports whether name is left alone by every escaping scheme:
-// model.EscapeMetricFamily skips metric and label names that pass the legacy
-// metric-name check.
+// legacyName reports whether name is a legacy metric name
+// ([a-zA-Z_:][a-zA-Z0-9_:]*): every escaping scheme leaves such a metric
+// name alone, and the text formats write it bare.
 func legacyName(name string) bool {
 	return model.LegacyValidation.IsValidMetricName(name)
+}
+
+// legacyLabelName reports whether name is a legacy label name
+// ([a-zA-Z_][a-zA-Z0-9_]*): every escaping scheme leaves such a label name
+// alone, and the text formats write it bare. ':' is a metric-name character
+// only: a label name holding one is escaped or quoted like any other
+// UTF-8 name (prometheus/common v0.72.1 checks label names with the
+// metric-name rule and writes x:y="1", which no parser accepts).
+func legacyLabelName(name string) bool {
+	return model.LegacyValidation.IsValidLabelName(name)
 }
 
 // EscapingSchemes lists every name escaping a scrape can ask for
@@ -56,23 +66,29 @@ var EscapingSchemes = [...]model.EscapingScheme{
 }
 
 // EscapeMetricName returns the metric name as a scrape under scheme writes
-// it: model.EscapeName's rules, which leave legacy metric names (':'
-// included) alone under underscores and values, and double '_' under dots.
+// it: a legacy metric name (':' included) as it is, in every scheme, and any
+// other name as model.EscapeName escapes it. Under dots, model.EscapeName
+// would double the underscores of a legacy name too, but a scrape leaves
+// legacy names alone, as model.EscapeMetricFamily and every client library
+// do: escaping=dots must not rename go_goroutines. So a legacy "a_dot_b" and
+// a UTF-8 "a.b" are one name to a dots scraper.
 func EscapeMetricName(name string, scheme model.EscapingScheme) string {
+	if scheme == model.NoEscaping || legacyName(name) {
+		return name
+	}
 	return model.EscapeName(name, scheme)
 }
 
-// EscapeLabelName returns the label name as a scrape under scheme writes it.
-// It follows model.EscapeName's rules with the label alphabet: ':' is valid
-// in metric names but not in label names, so it is escaped like any other
-// character outside [a-zA-Z0-9_] (model.EscapeName keeps it, and a scrape
-// holding x:y="1" does not parse).
+// EscapeLabelName returns the label name as a scrape under scheme writes it:
+// a legacy label name as it is, in every scheme (dots included, see
+// EscapeMetricName), and any other name by model.EscapeName's rules with the
+// label alphabet: ':' is valid in metric names but not in label names, so it
+// is escaped like any other character outside [a-zA-Z0-9_] (model.EscapeName
+// keeps it, and a scrape holding x:y="1" does not parse). The values
+// escaping of a valid UTF-8 name that is not a legacy label name
+// round-trips through model.UnescapeName.
 func EscapeLabelName(name string, scheme model.EscapingScheme) string {
-	if name == "" || scheme == model.NoEscaping {
-		return name
-	}
-	legacy := model.LegacyValidation.IsValidLabelName(name)
-	if legacy && scheme != model.DotsEscaping {
+	if name == "" || scheme == model.NoEscaping || legacyLabelName(name) {
 		return name
 	}
 	var b strings.Builder

@@ -90,7 +90,8 @@ func TestEscapeLabelName(t *testing.T) {
 		name, in                    string
 		underscores, dots, valueEsc string
 	}{
-		{"a legacy name is kept except that dots double its underscores", "a_b", "a_b", "a__b", "a_b"},
+		{"a legacy name is kept in every scheme, dots included", "a_b", "a_b", "a_b", "a_b"},
+		{"a legacy name that looks escaped is kept", "U__a_2e_b", "U__a_2e_b", "U__a_2e_b", "U__a_2e_b"},
 		{"a colon is not a label character", "x:y", "x_y", "x__y", "U__x_3a_y"},
 		{"a dot", "a.b", "a_b", "a_dot_b", "U__a_2e_b"},
 		{"a leading digit", "0a", "_a", "__a", "U___30_a"},
@@ -108,8 +109,62 @@ func TestEscapeLabelName(t *testing.T) {
 					t.Errorf("EscapeLabelName(%q, %s) = %q, want %q", tt.in, scheme, got, want)
 				}
 			}
+			if legacyLabelName(tt.in) {
+				return
+			}
 			if got := model.UnescapeName(EscapeLabelName(tt.in, model.ValueEncodingEscaping), model.ValueEncodingEscaping); got != tt.in {
 				t.Errorf("values escaping does not round-trip: %q -> %q", tt.in, got)
+			}
+		})
+	}
+}
+
+func TestEscapeMetricName(t *testing.T) {
+	tests := []struct {
+		name, in                    string
+		underscores, dots, valueEsc string
+	}{
+		{"a legacy name is kept in every scheme, dots included", "a_b", "a_b", "a_b", "a_b"},
+		{"a colon is a metric-name character", "ns:a_b", "ns:a_b", "ns:a_b", "ns:a_b"},
+		{"a dot", "a.b", "a_b", "a_dot_b", "U__a_2e_b"},
+		{"a leading digit", "0a", "_a", "__a", "U___30_a"},
+		{"a non-ASCII letter", "ü", "_", "__", "U___fc_"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for scheme, want := range map[model.EscapingScheme]string{
+				model.NoEscaping:            tt.in,
+				model.UnderscoreEscaping:    tt.underscores,
+				model.DotsEscaping:          tt.dots,
+				model.ValueEncodingEscaping: tt.valueEsc,
+			} {
+				if got := EscapeMetricName(tt.in, scheme); got != want {
+					t.Errorf("EscapeMetricName(%q, %s) = %q, want %q", tt.in, scheme, got, want)
+				}
+			}
+		})
+	}
+}
+
+// utf8LabelNames are label names that are valid UTF-8 names but not legacy
+// label names, one of each kind of character that needs escaping.
+var utf8LabelNames = []string{
+	"x:y", ":x", "x:", "a.b", "0a", "9", "ü", "naïve_name", "😀", "with space", "a-b",
+	"q\"uote", "back\\slash", "new\nline", "_0:", "U__x.y", "x__y:z", "日本語",
+}
+
+func TestEscapedLabelNamesAreLegacyAndValuesRoundTrip(t *testing.T) {
+	for _, name := range utf8LabelNames {
+		t.Run(name, func(t *testing.T) {
+			for _, scheme := range EscapingSchemes[1:] {
+				got := EscapeLabelName(name, scheme)
+				if !model.LegacyValidation.IsValidLabelName(got) {
+					t.Errorf("EscapeLabelName(%q, %s) = %q, not a legacy label name", name, scheme, got)
+				}
+			}
+			escaped := EscapeLabelName(name, model.ValueEncodingEscaping)
+			if got := model.UnescapeName(escaped, model.ValueEncodingEscaping); got != name {
+				t.Errorf("values escaping does not round-trip: %q -> %q -> %q", name, escaped, got)
 			}
 		})
 	}

@@ -7,11 +7,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // familySource turns fuzz bytes into the choices that build a family: each
@@ -145,7 +148,7 @@ func buildMetric(s *familySource, typ dto.MetricType) *dto.Metric {
 	}
 	switch typ {
 	case dto.MetricType_COUNTER:
-		m.Counter = &dto.Counter{Value: proto.Float64(s.float())}
+		m.Counter = &dto.Counter{Value: proto.Float64(s.float()), Exemplar: buildExemplar(s)}
 	case dto.MetricType_GAUGE:
 		m.Gauge = &dto.Gauge{Value: proto.Float64(s.float())}
 	case dto.MetricType_SUMMARY:
@@ -162,6 +165,25 @@ func buildMetric(s *familySource, typ dto.MetricType) *dto.Metric {
 	return m
 }
 
+// buildExemplar returns nil, or an exemplar with up to two labels, some
+// with names to quote or escape, and sometimes a timestamp, valid or not.
+func buildExemplar(s *familySource) *dto.Exemplar {
+	if s.intn(3) != 0 {
+		return nil
+	}
+	e := &dto.Exemplar{Value: proto.Float64(s.float())}
+	for range s.intn(3) {
+		e.Label = append(e.Label, &dto.LabelPair{Name: proto.String(s.str(renderLabelNames)), Value: proto.String(s.str(renderLabelValues))})
+	}
+	switch s.intn(4) {
+	case 0:
+		e.Timestamp = &timestamppb.Timestamp{Seconds: int64(s.count() % 4e9), Nanos: int32(s.byte()) * 1e6}
+	case 1:
+		e.Timestamp = &timestamppb.Timestamp{Seconds: 1, Nanos: -1} // invalid
+	}
+	return e
+}
+
 // buildHistogram builds a classic, native or mixed histogram with integer or
 // float counts.
 func buildHistogram(s *familySource) *dto.Histogram {
@@ -173,7 +195,7 @@ func buildHistogram(s *familySource) *dto.Histogram {
 		h.SampleCount = proto.Uint64(s.count())
 	}
 	for range s.intn(5) {
-		b := &dto.Bucket{UpperBound: proto.Float64(s.float()), CumulativeCount: proto.Uint64(s.count())}
+		b := &dto.Bucket{UpperBound: proto.Float64(s.float()), CumulativeCount: proto.Uint64(s.count()), Exemplar: buildExemplar(s)}
 		if s.intn(4) == 0 {
 			b.CumulativeCountFloat = proto.Float64(s.float())
 		}
@@ -192,74 +214,104 @@ func buildHistogram(s *familySource) *dto.Histogram {
 	return h
 }
 
-// textWithoutHeader renders mf with expfmt in the text format ct and drops
-// its HELP and TYPE lines (HELP text has its newlines escaped, so each is
-// one line).
-func textWithoutHeader(mf *dto.MetricFamily, ct expfmt.Format) ([]byte, error) {
+// skipCommentLines drops the leading lines of b that start with '#': the
+// HELP, TYPE and UNIT lines of a family rendered by expfmt. Sample lines
+// never start with '#', and HELP and UNIT texts have their newlines escaped.
+func skipCommentLines(b []byte) []byte {
+	for len(b) > 0 && b[0] == '#' {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return nil
+		}
+		b = b[i+1:]
+	}
+	return b
+}
+
+// expfmtBody renders mf with expfmt in the format ct and drops its HELP,
+// TYPE and UNIT lines.
+func expfmtBody(mf *dto.MetricFamily, ct expfmt.Format) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := expfmt.NewEncoder(&buf, ct).Encode(mf); err != nil {
 		return nil, err
 	}
-	out := buf.Bytes()
-	for range 2 {
-		if bytes.HasPrefix(out, []byte("# HELP ")) || bytes.HasPrefix(out, []byte("# TYPE ")) {
-			out = out[bytes.IndexByte(out, '\n')+1:]
-		}
-	}
-	return out, nil
+	return skipCommentLines(buf.Bytes()), nil
 }
 
-// textFormats are the text format under every escaping scheme.
+// textFormats are the text format and OpenMetrics under every escaping
+// scheme.
 func textFormats() []Format {
 	var formats []Format
-	for _, esc := range []string{"allow-utf-8", "underscores", "dots", "values"} {
-		formats = append(formats, Negotiate(http.Header{"Accept": {"text/plain;version=0.0.4;escaping=" + esc}}))
+	for _, media := range []string{"text/plain;version=0.0.4", "application/openmetrics-text;version=1.0.0"} {
+		for _, esc := range []string{"allow-utf-8", "underscores", "dots", "values"} {
+			formats = append(formats, Negotiate(http.Header{"Accept": {media + ";escaping=" + esc}}))
+		}
 	}
 	return formats
 }
 
-// fastPathExpected reports whether appendTextSamples must take mf: a
-// non-empty family of a known type, every name legacy, every metric holding
-// its type's value.
-func fastPathExpected(mf *dto.MetricFamily) bool {
-	if len(mf.Metric) == 0 || !legacyName(mf.GetName()) {
+// expfmtWritesNamesValidly reports whether expfmt writes every name of mf
+// validly in f, so that AppendBody must render it byte for byte as expfmt
+// does. expfmt fails on label names holding ':' (it checks them with the
+// metric-name rule: written bare under allow-utf-8, never escaped under the
+// other schemes), and leaves exemplar label names unescaped.
+func expfmtWritesNamesValidly(mf *dto.MetricFamily, f Format) bool {
+	invalid := func(labels []*dto.LabelPair, exemplar bool) bool {
+		for _, lp := range labels {
+			n := lp.GetName()
+			switch {
+			case f.scheme == model.NoEscaping && legacyName(n) && !legacyLabelName(n):
+				return true
+			case f.scheme != model.NoEscaping && strings.Contains(n, ":"):
+				return true
+			case f.scheme != model.NoEscaping && exemplar && n != "" && !legacyLabelName(n):
+				return true
+			}
+		}
 		return false
 	}
 	for _, m := range mf.Metric {
-		for _, lp := range m.Label {
-			if !legacyName(lp.GetName()) {
-				return false
-			}
-		}
-		var has bool
-		switch mf.GetType() {
-		case dto.MetricType_COUNTER:
-			has = m.Counter != nil
-		case dto.MetricType_GAUGE:
-			has = m.Gauge != nil
-		case dto.MetricType_UNTYPED:
-			has = m.Untyped != nil
-		case dto.MetricType_SUMMARY:
-			has = m.Summary != nil
-		case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-			has = m.Histogram != nil
-		}
-		if !has {
+		if invalid(m.Label, false) {
 			return false
+		}
+		if f.Encoding() != EncodingOpenMetrics {
+			continue
+		}
+		if c := m.Counter; c != nil && c.Exemplar != nil && invalid(c.Exemplar.Label, true) {
+			return false
+		}
+		if h := m.Histogram; h != nil {
+			for _, b := range h.Bucket {
+				if b.Exemplar != nil && invalid(b.Exemplar.Label, true) {
+					return false
+				}
+			}
 		}
 	}
 	return true
 }
 
-// checkRenderMatchesExpfmt fails unless, in every text escaping scheme,
-// AppendBody renders mf byte for byte as expfmt does (both failing alike,
-// except that an empty family is no error and renders as nothing),
-// keeps what dst held, and the fast path takes exactly the families it is
-// meant to take, rendering them as expfmt does.
+// checkRenderMatchesExpfmt fails unless, in the text format and OpenMetrics
+// under every escaping scheme, AppendBody fails exactly when expfmt fails
+// (except that an empty family is no error and renders as nothing), leaves
+// dst as it was when it fails, keeps what dst held, and renders mf byte for
+// byte as expfmt does. Where expfmt writes a name invalidly, the expected
+// bytes are expfmt's rendering of the family escaped by escapeFamily (whose
+// names are then all legacy ones, which expfmt writes right), and under
+// allow-utf-8 only the failures are compared (TestNamesAreWrittenValidly
+// pins the quoting).
 func checkRenderMatchesExpfmt(t *testing.T, mf *dto.MetricFamily) {
 	t.Helper()
 	for _, f := range textFormats() {
-		want, wantErr := textWithoutHeader(mf, expfmt.Format(f.ContentType()))
+		compare := true
+		want, wantErr := expfmtBody(mf, expfmt.Format(f.ContentType()))
+		if !expfmtWritesNamesValidly(mf, f) {
+			if f.scheme == model.NoEscaping {
+				compare = false
+			} else {
+				want, wantErr = expfmtBody(escapeFamily(mf, f.scheme), expfmt.Format(NewFormat(f.Encoding()).ContentType()))
+			}
+		}
 		if len(mf.Metric) == 0 {
 			// expfmt refuses a family without metrics; AppendBody
 			// renders it as nothing, since a group may hold none.
@@ -271,31 +323,15 @@ func checkRenderMatchesExpfmt(t *testing.T, mf *dto.MetricFamily) {
 			t.Fatalf("%s: AppendBody rendered %q, expfmt fails with %v\nfamily: %v", f, got, wantErr, mf)
 		case wantErr == nil && err != nil:
 			t.Fatalf("%s: AppendBody fails with %v, expfmt renders %q\nfamily: %v", f, err, want, mf)
-		case wantErr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)):
+		case err != nil && string(got) != "prefix":
+			t.Fatalf("%s: AppendBody failed with %v but left %q, want the input unchanged", f, err, got)
+		case err == nil && compare && !bytes.Equal(got, append([]byte("prefix"), want...)):
 			t.Fatalf("%s: AppendBody differs from expfmt\n got: %q\nwant: prefix%q\nfamily: %v", f, got, want, mf)
 		}
 	}
-
-	fast, ok := appendTextSamples([]byte("prefix"), mf)
-	if ok != fastPathExpected(mf) {
-		t.Fatalf("fast path taken = %v, want %v\nfamily: %v", ok, !ok, mf)
-	}
-	if !ok {
-		if string(fast) != "prefix" {
-			t.Fatalf("fast path declined but left %q, want the input unchanged", fast)
-		}
-		return
-	}
-	want, err := textWithoutHeader(mf, expfmt.Format(NewFormat(EncodingText).ContentType()))
-	if err != nil {
-		t.Fatalf("fast path rendered %q, expfmt fails with %v\nfamily: %v", fast, err, mf)
-	}
-	if !bytes.Equal(fast, append([]byte("prefix"), want...)) {
-		t.Fatalf("fast path differs from expfmt\n got: %q\nwant: prefix%q\nfamily: %v", fast, want, mf)
-	}
 }
 
-// renderCases are hand-picked families the fast path must render as expfmt:
+// renderCases are hand-picked families AppendBody must render as expfmt:
 // the encode tests' families, the batch-job payload and edge cases.
 func renderCases() map[string]*dto.MetricFamily {
 	cases := map[string]*dto.MetricFamily{
@@ -332,13 +368,13 @@ func renderCases() map[string]*dto.MetricFamily {
 	return cases
 }
 
-func TestTextRenderMatchesExpfmt(t *testing.T) {
+func TestRenderMatchesExpfmt(t *testing.T) {
 	for name, mf := range renderCases() {
 		t.Run(name, func(t *testing.T) { checkRenderMatchesExpfmt(t, mf) })
 	}
 }
 
-func TestTextRenderMatchesExpfmtOnGeneratedFamilies(t *testing.T) {
+func TestRenderMatchesExpfmtOnGeneratedFamilies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 14))
 	data := make([]byte, 256)
 	for i := range 5000 {
@@ -350,25 +386,31 @@ func TestTextRenderMatchesExpfmtOnGeneratedFamilies(t *testing.T) {
 	}
 }
 
-func TestTextRenderTakesTheFastPathForThePayload(t *testing.T) {
+func TestThePayloadNeedsNoEscaping(t *testing.T) {
 	for _, mf := range batchJobFamilies() {
-		if _, ok := appendTextSamples(nil, mf); !ok {
-			t.Errorf("family %q took the slow path", mf.GetName())
+		if !LegacyNames(mf) {
+			t.Errorf("family %q would be escaped on every scrape", mf.GetName())
 		}
 	}
 }
 
-func TestTextRenderDoesNotAllocate(t *testing.T) {
+func TestRenderingThePayloadDoesNotAllocate(t *testing.T) {
 	families := batchJobFamilies()
 	buf := make([]byte, 0, 64<<10)
-	allocs := testing.AllocsPerRun(100, func() {
-		buf = buf[:0]
-		for _, mf := range families {
-			buf, _ = appendTextSamples(buf, mf)
+	for _, enc := range []Encoding{EncodingText, EncodingOpenMetrics, EncodingProtobuf} {
+		f := NewFormat(enc)
+		allocs := testing.AllocsPerRun(100, func() {
+			buf = buf[:0]
+			for _, mf := range families {
+				var err error
+				if buf, err = AppendBody(buf, mf, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("rendering the payload in %s allocates %v times, want 0", enc, allocs)
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("rendering the payload allocates %v times, want 0", allocs)
 	}
 }
 
@@ -383,36 +425,45 @@ func FuzzRenderText(f *testing.F) {
 	})
 }
 
-// BenchmarkTextRender renders the 74-sample batch-job payload families with
-// the fast path and with expfmt (minus the HELP and TYPE lines, as
-// AppendBody's slow path does), side by side.
+// BenchmarkTextRender renders the 74-sample batch-job payload families in
+// the text format and OpenMetrics with AppendBody and with expfmt (minus the
+// header lines, which AppendBody leaves to AppendHeader), side by side.
 func BenchmarkTextRender(b *testing.B) {
 	families := batchJobFamilies()
-	b.Run("fast", func(b *testing.B) {
-		var buf []byte
-		b.ReportAllocs()
-		for b.Loop() {
-			buf = buf[:0]
-			for _, mf := range families {
-				buf, _ = appendTextSamples(buf, mf)
-			}
-		}
-		b.SetBytes(int64(len(buf)))
-	})
-	b.Run("expfmt", func(b *testing.B) {
-		var buf []byte
-		var scratch bytes.Buffer
-		b.ReportAllocs()
-		for b.Loop() {
-			buf = buf[:0]
-			for _, mf := range families {
-				scratch.Reset()
-				if _, err := expfmt.MetricFamilyToText(&scratch, mf); err != nil {
-					b.Fatal(err)
+	for _, enc := range []Encoding{EncodingText, EncodingOpenMetrics} {
+		f := NewFormat(enc)
+		b.Run(enc.String(), func(b *testing.B) {
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = buf[:0]
+				for _, mf := range families {
+					buf, _ = AppendBody(buf, mf, f)
 				}
-				buf = append(buf, skipCommentLines(scratch.Bytes())...)
 			}
-		}
-		b.SetBytes(int64(len(buf)))
-	})
+			b.SetBytes(int64(len(buf)))
+		})
+		b.Run(enc.String()+"/expfmt", func(b *testing.B) {
+			var buf []byte
+			var scratch bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = buf[:0]
+				for _, mf := range families {
+					scratch.Reset()
+					var err error
+					if enc == EncodingOpenMetrics {
+						_, err = expfmt.MetricFamilyToOpenMetrics(&scratch, mf)
+					} else {
+						_, err = expfmt.MetricFamilyToText(&scratch, mf)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					buf = append(buf, skipCommentLines(scratch.Bytes())...)
+				}
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+	}
 }

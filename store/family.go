@@ -93,7 +93,10 @@ type scratch struct {
 // dto family, with its series hashes and plainness. Besides the canonical
 // protobuf form, a plain family's body is rendered now in enc (the text
 // encoding last scraped), straight from the dto the push decoded, so that
-// scrapes only copy bytes; enc EncodingProtobuf renders none. known says
+// scrapes only copy bytes; enc EncodingProtobuf renders none, and neither
+// does a family that cannot be rendered in enc (it is stored all the same,
+// so the outcome of a push never depends on enc). Only a failure to encode
+// the protobuf form fails, the same for every enc. known says
 // that pf.mf holds no unknown protobuf fields (Push.KnownFields). pf.mf is
 // pooled memory released after the push: only encoded copies are kept. sc
 // may be nil.
@@ -113,9 +116,12 @@ func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known b
 		meta:     unique.Make(familyMeta{name: mf.GetName(), help: mf.GetHelp(), unit: mf.GetUnit()}),
 		typ:      mf.GetType(),
 		lastPush: timeNanos(at),
-		plain:    pf.plain,
-		series:   pf.series,
-		labels:   pf.labels,
+		// Exemplar labels are no part of a series, so the checks that
+		// decide pf.plain do not look at them; OpenMetrics and
+		// protobuf write them, so their names count too.
+		plain:  pf.plain && exposition.LegacyExemplarNames(mf),
+		series: pf.series,
+		labels: pf.labels,
 	}
 	// Encode into the scratch buffers and keep exact-size copies:
 	// appending leaves up to half of a buffer's capacity unused, which at
@@ -135,10 +141,13 @@ func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known b
 		return f, nil
 	}
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
-	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", mf.GetName(), err)
-	}
-	if len(sc.body) > math.MaxInt32 {
+	if err != nil || len(sc.body) > math.MaxInt32 {
+		// No body to keep. A family that cannot be rendered in the
+		// encoding last scraped (a float histogram in OpenMetrics 1.0)
+		// is still stored: whether a push is accepted must not depend
+		// on which format was scraped last (DESIGN §5), so it is
+		// decided by the checks before, the same for every push. A
+		// scrape in that encoding leaves the family out (Snapshot).
 		f.packed = bytes.Clone(pb)
 		return f, nil
 	}
@@ -257,6 +266,21 @@ func (f *Family) protobufBody() ([]byte, error) {
 	return b, nil
 }
 
+// render returns the family's body in fm, rendered from its protobuf
+// bytes: the way to a body the caches do not hold (a family that is not
+// plain, whose body depends on the scrape's escaping scheme).
+func (f *Family) render(fm exposition.Format) ([]byte, error) {
+	mf, err := f.Decode()
+	if err != nil {
+		return nil, err
+	}
+	b, err := exposition.AppendBody(nil, mf, fm)
+	if err != nil {
+		return nil, fmt.Errorf("render family %q: %w", f.Name(), err)
+	}
+	return b, nil
+}
+
 // dropProtobufBody forgets the cached protobuf bytes.
 func (f *Family) dropProtobufBody() {
 	if f.unpacked.Load() != nil {
@@ -270,7 +294,9 @@ func (f *Family) streamsProtobuf(fm exposition.Format) bool {
 	return f.plain && fm.Encoding() == exposition.EncodingProtobuf
 }
 
-// isPlain reports whether all names in mf are legacy names.
+// isPlain reports whether all names of mf's series are legacy names: the
+// metric name a legacy metric name, every label name a legacy label name
+// (no ':'). Exemplar labels are left to newFamily.
 func isPlain(mf *dto.MetricFamily) bool {
 	if !exposition.ValidMetricName(mf.GetName(), false) {
 		return false

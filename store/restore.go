@@ -6,6 +6,7 @@ import (
 	"slices"
 	"unique"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -100,6 +101,10 @@ func (s *Store) storedFamily(sf storedFamily, h *maphash.Hash, sc *scratch) (*Fa
 		return nil, fmt.Errorf("decode family %q: %w", name, err)
 	}
 	slices.Sort(f.labels)
+	if f.plain && (f.typ == dto.MetricType_COUNTER || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_GAUGE_HISTOGRAM) {
+		// Exemplar label names count too (see newFamily).
+		f.plain = storedExemplarNamesLegacy(sf.metrics)
+	}
 	f.packed = packInto(&sc.packed, sf.metrics)
 	return f, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/google/btree"
@@ -78,12 +79,16 @@ func (s *Store) releaseSnapshot() {
 // order, each name's samples contiguous under one HELP and TYPE. Within a name
 // groups follow their grouping keys' order. HELP rule: a built-in family's
 // HELP wins; otherwise the HELP of the first group (in grouping-key order)
-// that has one, so the same store always scrapes the same way.
+// that has one, so the same store always scrapes the same way. A family
+// that cannot be rendered in f is left out, logged and counted
+// (Store.SkippedFamilies), so that the response stays whole and valid; an
+// error means w failed (or stored bytes are corrupt), and the response is
+// then cut short.
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
 	rs := &sn.store.render
 	rs.scraped(f.Encoding())
 	out := newScrapeOut(w, rs.buffers)
-	fw := &familyWriter{w: out, out: out, f: f, rs: rs, gather: rs.gatherBuffers()}
+	fw := &familyWriter{sn: sn, w: out, out: out, f: f, rs: rs, gather: rs.gatherBuffers()}
 	defer rs.putGatherBuffers(fw.gather)
 	if f.Encoding() == exposition.EncodingProtobuf {
 		rs.protobufCached.Store(true)
@@ -91,6 +96,7 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 		fw.dropProtobuf = rs.protobufCached.Swap(false)
 	}
 	err := sn.write(fw, own)
+	fw.reportSkipped()
 	if fw.helper != nil {
 		fw.helper.stop()
 	}
@@ -136,8 +142,9 @@ func (sn *Snapshot) writeGzip(out *scrapeOut, f exposition.Format, own []*dto.Me
 		return out.n, err
 	}
 	defer gz.release()
-	fw := &familyWriter{w: gz, gz: gz, f: f, rs: rs, dropProtobuf: rs.protobufCached.Swap(false), gather: rs.gatherBuffers()}
+	fw := &familyWriter{sn: sn, w: gz, gz: gz, f: f, rs: rs, dropProtobuf: rs.protobufCached.Swap(false), gather: rs.gatherBuffers()}
 	defer rs.putGatherBuffers(fw.gather)
+	defer fw.reportSkipped()
 	fw.sc.budget = sn.gzip.budget
 	if rs.gzipCalm.Load() {
 		fw.sc.budget = sn.gzip.calmBudget
@@ -182,6 +189,7 @@ const calmShare = 0.10
 func (sn *Snapshot) write(fw *familyWriter, own []*dto.MetricFamily) error {
 	own = append([]*dto.MetricFamily(nil), own...)
 	sort.Slice(own, func(i, j int) bool { return own[i].GetName() < own[j].GetName() })
+	fw.own = own
 	var (
 		run     = fw.gather.run[:0]
 		runName string
@@ -230,7 +238,10 @@ func (sn *Snapshot) write(fw *familyWriter, own []*dto.MetricFamily) error {
 
 // familyWriter writes merged families in one format.
 type familyWriter struct {
-	w io.Writer
+	sn *Snapshot
+	// own is every own family of the scrape, sorted by name.
+	own []*dto.MetricFamily
+	w   io.Writer
 	// out is w when the scrape is not compressed: cached text bodies are
 	// then decoded straight into its buffer.
 	out *scrapeOut
@@ -250,6 +261,86 @@ type familyWriter struct {
 	// helper decodes every other batch of a text scrape; nil until the
 	// scrape has two batches to decode.
 	helper *decodeHelper
+	// skipped counts the families left out because they could not be
+	// rendered in this scrape's format; skipErr is the first one's error.
+	skipped int
+	skipErr error
+}
+
+// skip leaves a family that cannot be rendered in the scrape's format out
+// of the scrape, so that the scrape stays whole and valid (DESIGN §5: a
+// scrape never fails halfway). Pushes refuse what some servable format
+// cannot express, so this is a last line of defence.
+func (fw *familyWriter) skip(err error) {
+	if fw.skipped == 0 {
+		fw.skipErr = err
+	}
+	fw.skipped++
+}
+
+// reportSkipped counts and logs, in one line per scrape, the families the
+// scrape left out.
+func (fw *familyWriter) reportSkipped() {
+	if fw.skipped == 0 {
+		return
+	}
+	st := fw.sn.store
+	st.skippedFamilies.Add(uint64(fw.skipped))
+	st.logger.Error("families left out of a scrape: they cannot be rendered in its format",
+		"format", fw.f.ContentType(), "families", fw.skipped, "first_err", fw.skipErr)
+	fw.skipped, fw.skipErr = 0, nil
+}
+
+// groupOfID returns the grouping key of a group ID as GroupKey.String
+// writes it, for logs.
+func groupOfID(gid string) string {
+	parts := strings.Split(gid, keySeparator)
+	labels := make(map[string]string, len(parts)/2)
+	for i := 0; i+1 < len(parts); i += 2 {
+		labels[parts[i]] = parts[i+1]
+	}
+	return NewGroupKey(labels).String()
+}
+
+// renamesCounter reports whether the OpenMetrics family of the counter name
+// must be written with its type unknown under name rather than as a
+// counter: a counter
+// X_total is the OpenMetrics family X, and another family named X in the
+// scrape would make two families of one name, which OpenMetrics parsers
+// reject (Python's prometheus_client refuses the whole body). The gateway's
+// own go_memstats_alloc_bytes (a gauge) and go_memstats_alloc_bytes_total
+// (a counter) do this in every scrape; pushes that would are refused.
+//
+// Why unknown under the full name: the sample lines stay
+// go_memstats_alloc_bytes_total <value>, so the series Prometheus ingests
+// keeps its name, and an unknown family's samples carry its name exactly.
+// The alternatives change what is ingested or what checks it: a counter
+// family named X_total would need samples named X_total_total, leaving the
+// family out loses the series, and a gauge named X_total fails promtool's
+// lint. The type is left unknown by writing HELP without TYPE
+// (exposition.AppendHeaderWithoutType), which Prometheus, Python's parser
+// and promtool all accept; "# TYPE X_total unknown" would stop promtool,
+// which reads OpenMetrics with the text parser. Text and protobuf keep the
+// counter type. Own names are legacy names, which no escaping changes, so
+// this holds under every escaping.
+func (fw *familyWriter) renamesCounter(name string, typ dto.MetricType) bool {
+	if typ != dto.MetricType_COUNTER || fw.f.Encoding() != exposition.EncodingOpenMetrics {
+		return false
+	}
+	family, ok := strings.CutSuffix(name, "_total")
+	if !ok {
+		return false
+	}
+	i := sort.Search(len(fw.own), func(i int) bool { return fw.own[i].GetName() >= family })
+	if i < len(fw.own) && fw.own[i].GetName() == family {
+		return true
+	}
+	found := false
+	fw.sn.entries.AscendGreaterOrEqual(entry{name: family}, func(e entry) bool {
+		found = e.name == family
+		return false
+	})
+	return found
 }
 
 // gatherBuffers are the slices a scrape gathers a merged family's entries
@@ -317,16 +408,18 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 		}
 		unit = run[0].slot.fam.Unit()
 	}
+	untyped := fw.renamesCounter(name, typ)
 	parts := fw.gather.parts[:0]
 	defer func() { fw.gather.parts = parts }()
 	total := 0
 	if own != nil && len(own.Metric) > 0 {
 		b, err := exposition.AppendBody(nil, own, fw.f)
 		if err != nil {
-			return fmt.Errorf("render %q: %w", name, err)
+			fw.skip(fmt.Errorf("own family %q: %w", name, err))
+		} else {
+			parts = append(parts, part{body: b})
+			total += len(b)
 		}
-		parts = append(parts, part{body: b})
-		total += len(b)
 	}
 	enc := fw.f.Encoding()
 	protobuf := enc == exposition.EncodingProtobuf
@@ -360,27 +453,26 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 			}
 			n, err := f.metricsLen()
 			if err != nil {
-				return err
+				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
+				continue
 			}
 			parts = append(parts, part{kind: partProtobuf, fam: f})
 			total += n
 		case f.plain && !protobuf:
 			tb, err := f.textBody(enc, &fw.sc)
 			if err != nil {
-				return err
+				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
+				continue
 			}
 			parts = append(parts, part{kind: partText, fam: f, text: tb, textPacked: tb.packed, textSize: tb.size})
 			total += tb.size
 		default:
 			// Not plain: the body depends on the scrape's escaping scheme,
 			// so it is rendered every time.
-			mf, err := f.Decode()
+			b, err := f.render(fw.f)
 			if err != nil {
-				return err
-			}
-			b, err := exposition.AppendBody(nil, mf, fw.f)
-			if err != nil {
-				return fmt.Errorf("render family %q: %w", f.Name(), err)
+				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
+				continue
 			}
 			parts = append(parts, part{body: b})
 			total += len(b)
@@ -389,7 +481,12 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 	if total == 0 {
 		return nil
 	}
-	header := exposition.AppendHeader(fw.buf[:0], name, help, typ, unit, fw.f)
+	var header []byte
+	if untyped {
+		header = exposition.AppendHeaderWithoutType(fw.buf[:0], name, help, unit, fw.f)
+	} else {
+		header = exposition.AppendHeader(fw.buf[:0], name, help, typ, unit, fw.f)
+	}
 	if protobuf {
 		frame := exposition.AppendFrameLength(nil, len(header)+total)
 		if _, err := fw.w.Write(frame); err != nil {

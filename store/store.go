@@ -96,6 +96,9 @@ type Store struct {
 	// applyConflicts counts the changes it applied against the index.
 	applied        journal.Position
 	applyConflicts uint64
+	// skippedFamilies counts the families scrapes left out because they
+	// could not be rendered in the scrape's format (SkippedFamilies).
+	skippedFamilies atomic.Uint64
 }
 
 // entry is one family of one group in the scrape order: by metric name, then
@@ -572,6 +575,12 @@ func (s *Store) Stats() Stats {
 	defer s.mu.Unlock()
 	return Stats{Groups: len(s.groups), Families: s.entries.Len(), Series: s.series}
 }
+
+// SkippedFamilies returns how many times a scrape left a stored family (or
+// one of the gateway's own) out because it could not be rendered in the
+// scrape's format, so that the scrape stayed whole and valid. Pushes refuse
+// such families, so it stays 0 unless something slipped through.
+func (s *Store) SkippedFamilies() uint64 { return s.skippedFamilies.Load() }
 
 // Limits returns the limits the store enforces.
 func (s *Store) Limits() Limits { return s.opts.Limits }

@@ -16,9 +16,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/prototext"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/store"
@@ -79,7 +77,7 @@ func (h *Handler) scrapeProtoText(w http.ResponseWriter, r *http.Request, f expf
 	scheme := f.ToEscapingScheme()
 	var buf []byte
 	for _, mf := range fams {
-		buf, err = opts.MarshalAppend(buf[:0], escapeFamily(mf, scheme))
+		buf, err = opts.MarshalAppend(buf[:0], exposition.EscapeFamily(mf, scheme))
 		if err != nil {
 			h.logger.Error("render the protobuf text format", "family", mf.GetName(), "err", err)
 			return
@@ -135,52 +133,6 @@ func mergeFamilies(own []*dto.MetricFamily, groups []*store.Group) ([]*dto.Metri
 	}
 	sort.Slice(kept, func(i, j int) bool { return kept[i].GetName() < kept[j].GetName() })
 	return kept, nil
-}
-
-// escapeFamily returns mf with its metric and label names escaped under
-// scheme, or mf itself when no name changes. Legacy names are left alone,
-// as in every other format; a label name is escaped by the label alphabet,
-// so that x:y, a valid metric name but not a label name, is escaped too.
-func escapeFamily(mf *dto.MetricFamily, scheme model.EscapingScheme) *dto.MetricFamily {
-	if scheme == model.NoEscaping {
-		return mf
-	}
-	out := mf
-	if name := mf.GetName(); !model.LegacyValidation.IsValidMetricName(name) {
-		out = shallowFamily(mf)
-		out.Name = proto.String(exposition.EscapeMetricName(name, scheme))
-	}
-	metricsCopied := false
-	for i, m := range mf.Metric {
-		var labels []*dto.LabelPair
-		for j, lp := range m.Label {
-			name := lp.GetName()
-			if model.LegacyValidation.IsValidLabelName(name) {
-				if labels != nil {
-					labels = append(labels, lp)
-				}
-				continue
-			}
-			if labels == nil {
-				labels = append(make([]*dto.LabelPair, 0, len(m.Label)), m.Label[:j]...)
-			}
-			labels = append(labels, &dto.LabelPair{Name: proto.String(exposition.EscapeLabelName(name, scheme)), Value: lp.Value})
-		}
-		if labels == nil {
-			continue
-		}
-		if out == mf {
-			out = shallowFamily(mf)
-		}
-		if !metricsCopied {
-			out.Metric = append([]*dto.Metric(nil), mf.Metric...)
-			metricsCopied = true
-		}
-		em := proto.Clone(m).(*dto.Metric)
-		em.Label = labels
-		out.Metric[i] = em
-	}
-	return out
 }
 
 // shallowFamily copies mf's fields, sharing its metrics.

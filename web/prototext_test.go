@@ -1,12 +1,15 @@
 package web
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 )
 
 // protoTextAccept is the Accept header asking for a protobuf text format.
@@ -104,4 +107,27 @@ func labelNamed(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
+}
+
+func TestTheProtobufTextFormatsEscapeExemplarLabelNames(t *testing.T) {
+	h, _ := newTestHandler(t, Options{})
+	mf := &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
+		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
+			Label: []*dto.LabelPair{{Name: proto.String("trace.id"), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
+		}},
+	}}}
+	var body bytes.Buffer
+	if _, err := protodelim.MarshalTo(&body, mf); err != nil {
+		t.Fatal(err)
+	}
+	if w := do(t, h, http.MethodPut, "/metrics/job/j", body.Bytes(), map[string]string{"Content-Type": protoContentType}); w.Code != http.StatusOK {
+		t.Fatalf("push: %d %s", w.Code, w.Body)
+	}
+	for escaping, want := range map[string]string{"underscores": "trace_id", "values": "U__trace_2e_id", "allow-utf-8": "trace.id"} {
+		w := do(t, h, http.MethodGet, "/metrics", nil, protoTextAccept("compact-text", escaping))
+		c := parseProtoText(t, w.Body.String(), true)["c_total"]
+		if got := c.GetMetric()[0].GetCounter().GetExemplar().GetLabel()[0].GetName(); got != want {
+			t.Errorf("escaping=%s: exemplar label %q, want %q", escaping, got, want)
+		}
+	}
 }

@@ -9,8 +9,8 @@ import (
 // storeCollector exposes the store's counters that the web layer does not
 // already count.
 type storeCollector struct {
-	st                  func() *store.Store
-	overridden, applied *prometheus.Desc
+	st                           func() *store.Store
+	overridden, applied, skipped *prometheus.Desc
 }
 
 // newStoreCollector reads the store st returns (in cluster mode, the one
@@ -22,6 +22,8 @@ func newStoreCollector(st func() *store.Store) *storeCollector {
 			"Pushed push_time_seconds and push_failure_time_seconds families replaced by the gateway's own values, as the reference does.", nil, nil),
 		applied: prometheus.NewDesc("pushgate_store_apply_conflicts_total",
 			"Committed changes applied although the consistency index refused them (each one a bug: replicas apply them to stay equal).", nil, nil),
+		skipped: prometheus.NewDesc("pushgate_scrape_skipped_families_total",
+			"Families left out of a scrape because they cannot be rendered in its format, so that the scrape stays whole (each scrape that does logs it); pushes refuse such families, so this stays 0 unless something slipped through.", nil, nil),
 	}
 }
 
@@ -29,10 +31,12 @@ func newStoreCollector(st func() *store.Store) *storeCollector {
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.overridden
 	ch <- c.applied
+	ch <- c.skipped
 }
 
 // Collect reads the store's counters.
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.overridden, prometheus.CounterValue, float64(c.st().OverriddenFamilies()))
 	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.CounterValue, float64(c.st().ApplyConflicts()))
+	ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(c.st().SkippedFamilies()))
 }

@@ -1,0 +1,320 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// floatHistogram is a native histogram family with float counts, which
+// OpenMetrics 1.0 cannot express (the text format renders its classic part).
+func floatHistogram(name string) *dto.MetricFamily {
+	return &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_HISTOGRAM.Enum(), Metric: []*dto.Metric{{
+		Histogram: &dto.Histogram{
+			SampleCountFloat: proto.Float64(9.5), SampleSum: proto.Float64(12.5),
+			Schema: proto.Int32(3), ZeroThreshold: proto.Float64(1e-128), ZeroCountFloat: proto.Float64(0.5),
+			PositiveSpan:  []*dto.BucketSpan{{Offset: proto.Int32(0), Length: proto.Uint32(2)}},
+			PositiveCount: []float64{1, 2.5},
+		},
+	}}}
+}
+
+// badExemplarCounter is a counter whose exemplar timestamp is invalid, which
+// OpenMetrics refuses and the text format, which has no exemplars, ignores.
+func badExemplarCounter(name string) *dto.MetricFamily {
+	return &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
+		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
+			Label: []*dto.LabelPair{{Name: proto.String("trace_id"), Value: proto.String("a")}},
+			Value: proto.Float64(1), Timestamp: &timestamppb.Timestamp{Seconds: 1, Nanos: -1},
+		}},
+	}}}
+}
+
+// scrapeIn scrapes s in the format asked for by accept, gzip-compressed when
+// gz is set, and returns the (decompressed) body.
+func scrapeIn(t *testing.T, s *Store, accept string, gz bool, own ...*dto.MetricFamily) string {
+	t.Helper()
+	f := exposition.Negotiate(http.Header{"Accept": {accept}})
+	if gz {
+		return string(gunzipScrape(t, s, f, own...))
+	}
+	var buf bytes.Buffer
+	sn := s.Snapshot()
+	defer sn.Release()
+	if _, err := sn.WriteTo(&buf, f, own); err != nil {
+		t.Fatalf("scrape in %s: %v", f, err)
+	}
+	return buf.String()
+}
+
+const (
+	acceptText        = "text/plain;version=0.0.4"
+	acceptOpenMetrics = "application/openmetrics-text;version=1.0.0"
+)
+
+func TestThePushOutcomeDoesNotDependOnTheFormatScrapedLast(t *testing.T) {
+	for name, mf := range map[string]func() *dto.MetricFamily{
+		"a float native histogram":                      func() *dto.MetricFamily { return floatHistogram("f") },
+		"a counter whose exemplar timestamp is invalid": func() *dto.MetricFamily { return badExemplarCounter("c_total") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			outcome := map[string]error{}
+			for _, accept := range []string{acceptText, acceptOpenMetrics} {
+				s := New(Options{})
+				scrapeIn(t, s, accept, false)
+				outcome[accept] = s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf()}, Time: t0})
+			}
+			if (outcome[acceptText] == nil) != (outcome[acceptOpenMetrics] == nil) {
+				t.Errorf("after a text scrape the push gets %v, after an OpenMetrics scrape %v", outcome[acceptText], outcome[acceptOpenMetrics])
+			}
+		})
+	}
+}
+
+func TestNewFamilyStoresWhatItCannotRenderInTheEncodingLastScraped(t *testing.T) {
+	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {
+		t.Run(enc.String(), func(t *testing.T) {
+			mf := floatHistogram("f")
+			f, err := newFamily(preparedFamily{mf: mf, series: []uint64{1}, plain: true}, t0, enc, false, nil)
+			if err != nil {
+				t.Fatalf("newFamily fails after a %s scrape: %v", enc, err)
+			}
+			got, err := f.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(got.Metric[0], mf.Metric[0]) {
+				t.Errorf("stored %v, want %v", got.Metric[0], mf.Metric[0])
+			}
+		})
+	}
+}
+
+// requireWholeOpenMetrics fails unless body is a complete OpenMetrics
+// response holding each of want and no family name twice.
+func requireWholeOpenMetrics(t *testing.T, body string, want ...string) {
+	t.Helper()
+	if !strings.HasSuffix(body, "# EOF\n") {
+		t.Fatalf("the scrape is cut short (no # EOF):\n%s", body)
+	}
+	requireFamilyNamesOnce(t, body)
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("the scrape lacks %q:\n%s", w, body)
+		}
+	}
+}
+
+// requireFamilyNamesOnce fails if two HELP or two TYPE lines name one
+// family.
+func requireFamilyNamesOnce(t *testing.T, body string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for line := range strings.Lines(body) {
+		for _, keyword := range []string{"# HELP ", "# TYPE "} {
+			rest, ok := strings.CutPrefix(line, keyword)
+			if !ok {
+				continue
+			}
+			name := keyword + rest[:strings.IndexByte(rest, ' ')]
+			if seen[name] {
+				t.Errorf("two %s lines:\n%s", name, body)
+			}
+			seen[name] = true
+		}
+	}
+}
+
+func TestAnOwnFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
+	for _, gz := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gzip %v", gz), func(t *testing.T) {
+			s := New(Options{})
+			mustPush(t, s, key("job", "j"), Replace, "z 1\n", t0)
+			body := scrapeIn(t, s, acceptOpenMetrics, gz, floatHistogram("f"), ownFamilies()[0])
+			requireWholeOpenMetrics(t, body, "go_goroutines 12.0\n", `z{instance="",job="j"} 1.0`)
+			if strings.Contains(body, "f_sum") {
+				t.Errorf("the float histogram is in the OpenMetrics scrape:\n%s", body)
+			}
+			if got := s.SkippedFamilies(); got != 1 {
+				t.Errorf("SkippedFamilies = %d, want 1", got)
+			}
+			if text := scrapeIn(t, s, acceptText, gz, floatHistogram("f")); !strings.Contains(text, "f_sum 12.5\n") {
+				t.Errorf("the text scrape lacks the float histogram:\n%s", text)
+			}
+		})
+	}
+}
+
+// inject replaces the family name of the group k by mf, as if a push had
+// stored it: how a family that pushes now refuse could reach a scrape.
+func inject(t *testing.T, s *Store, k GroupKey, mf *dto.MetricFamily) {
+	t.Helper()
+	sl := slotOf(s, k, mf.GetName())
+	if sl == nil {
+		t.Fatalf("no family %q in %s", mf.GetName(), k)
+	}
+	f, err := newFamily(preparedFamily{mf: mf, series: sl.fam.series, plain: true}, t0, s.render.encoding(), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl.fam, sl.text = f, f.pushed
+}
+
+func TestAStoredFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
+	for _, lastScraped := range []string{acceptText, acceptOpenMetrics} {
+		for _, gz := range []bool{false, true} {
+			t.Run(fmt.Sprintf("after %s, gzip %v", lastScraped, gz), func(t *testing.T) {
+				s := New(Options{})
+				scrapeIn(t, s, lastScraped, false)
+				k := key("job", "j")
+				mustPush(t, s, k, Replace, "# TYPE f histogram\nf_bucket{le=\"+Inf\"} 1\nf_sum 1\nf_count 1\nz 1\n", t0)
+				mf := floatHistogram("f")
+				mf.Metric[0].Label = []*dto.LabelPair{{Name: proto.String("instance"), Value: proto.String("")}, {Name: proto.String("job"), Value: proto.String("j")}}
+				inject(t, s, k, mf)
+				for i := range 2 {
+					body := scrapeIn(t, s, acceptOpenMetrics, gz)
+					requireWholeOpenMetrics(t, body, `z{instance="",job="j"} 1.0`, "push_time_seconds{")
+					if strings.Contains(body, "f_") {
+						t.Errorf("scrape %d holds the float histogram:\n%s", i, body)
+					}
+				}
+				if got := s.SkippedFamilies(); got != 2 {
+					t.Errorf("SkippedFamilies = %d, want 2", got)
+				}
+			})
+		}
+	}
+}
+
+func TestAnOpenMetricsScrapeHoldsEachFamilyNameOnce(t *testing.T) {
+	own := []*dto.MetricFamily{
+		{Name: proto.String("go_memstats_alloc_bytes"), Help: proto.String("Allocated."), Type: dto.MetricType_GAUGE.Enum(),
+			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(5)}}}},
+		{Name: proto.String("go_memstats_alloc_bytes_total"), Help: proto.String("Allocated in total."), Type: dto.MetricType_COUNTER.Enum(),
+			Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(9)}}}},
+		{Name: proto.String("zz_own_total"), Type: dto.MetricType_COUNTER.Enum(),
+			Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(3)}}}},
+	}
+	s := New(Options{})
+	mustPush(t, s, key("job", "j"), Replace, "z 1\n", t0)
+	for _, esc := range []string{"allow-utf-8", "underscores", "dots", "values"} {
+		for _, gz := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, gzip %v", esc, gz), func(t *testing.T) {
+				body := scrapeIn(t, s, acceptOpenMetrics+";escaping="+esc, gz, own...)
+				requireWholeOpenMetrics(t, body,
+					"# TYPE go_memstats_alloc_bytes gauge\n",
+					"# HELP go_memstats_alloc_bytes_total Allocated in total.\ngo_memstats_alloc_bytes_total 9.0\n",
+					"# TYPE zz_own counter\nzz_own_total 3.0\n")
+			})
+		}
+	}
+	if text := scrapeIn(t, s, acceptText, false, own...); !strings.Contains(text, "# TYPE go_memstats_alloc_bytes_total counter\n") {
+		t.Errorf("the text scrape does not keep the counter's type:\n%s", text)
+	}
+}
+
+// requireEscapedExemplars fails unless the exemplar of c_total, labelled
+// trace.id, is written right in an OpenMetrics scrape of s under every
+// escaping.
+func requireEscapedExemplars(t *testing.T, s *Store) {
+	t.Helper()
+	for esc, want := range map[string]string{
+		"allow-utf-8": `# {"trace.id"="abc"} 0.5`,
+		"underscores": `# {trace_id="abc"} 0.5`,
+		"dots":        `# {trace_dot_id="abc"} 0.5`,
+		"values":      `# {U__trace_2e_id="abc"} 0.5`,
+	} {
+		body := scrapeIn(t, s, acceptOpenMetrics+";escaping="+esc, false)
+		if !strings.Contains(body, want) {
+			t.Errorf("escaping=%s: the exemplar is not written %s:\n%s", esc, want, body)
+		}
+	}
+}
+
+// exemplarPush pushes c_total with an exemplar labelled trace.id (exemplar
+// labels are not checked against the name rules) to the group {job="j"}.
+func exemplarPush(t *testing.T, s *Store) {
+	t.Helper()
+	mf := &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
+		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
+			Label: []*dto.LabelPair{{Name: proto.String("trace.id"), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
+		}},
+	}}}
+	if err := s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExemplarLabelNamesAreEscapedInCachedBodies(t *testing.T) {
+	s := New(Options{})
+	scrapeIn(t, s, acceptOpenMetrics, false) // pushes now render OpenMetrics bodies
+	exemplarPush(t, s)
+	requireEscapedExemplars(t, s)
+}
+
+func TestExemplarLabelNamesAreEscapedAfterARestore(t *testing.T) {
+	s := New(Options{})
+	exemplarPush(t, s)
+	k := key("job", "j")
+	r := New(Options{})
+	if err := r.Restore(k.ID(), encodeGroup(s.Group(k))); err != nil {
+		t.Fatal(err)
+	}
+	requireEscapedExemplars(t, r)
+	if !storedExemplarNamesLegacy(nil) {
+		t.Error("no bytes hold no exemplar, so no name to escape")
+	}
+}
+
+func TestStoredExemplarNamesAgreeWithTheDecodedFamily(t *testing.T) {
+	ex := func(name string) *dto.Exemplar {
+		return &dto.Exemplar{Label: []*dto.LabelPair{{Name: proto.String("a"), Value: proto.String("1")}, {Name: proto.String(name), Value: proto.String("2")}}, Value: proto.Float64(1)}
+	}
+	counter := func(name string) *dto.MetricFamily {
+		return &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{
+			{Label: []*dto.LabelPair{{Name: proto.String("x"), Value: proto.String("1")}}, Counter: &dto.Counter{Value: proto.Float64(1)}},
+			{Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: ex(name)}},
+		}}
+	}
+	bucket := func(name string) *dto.MetricFamily {
+		return &dto.MetricFamily{Name: proto.String("h"), Type: dto.MetricType_HISTOGRAM.Enum(), Metric: []*dto.Metric{{Histogram: &dto.Histogram{
+			SampleCount: proto.Uint64(1), SampleSum: proto.Float64(1),
+			Bucket: []*dto.Bucket{{UpperBound: proto.Float64(1), CumulativeCount: proto.Uint64(1)}, {UpperBound: proto.Float64(2), CumulativeCount: proto.Uint64(1), Exemplar: ex(name)}},
+		}}}}
+	}
+	native := func(name string) *dto.MetricFamily {
+		mf := bucket("b")
+		mf.Metric[0].Histogram.Exemplars = []*dto.Exemplar{ex("b"), ex(name)}
+		return mf
+	}
+	for _, tc := range []struct {
+		name string
+		mf   *dto.MetricFamily
+	}{
+		{"a counter exemplar with a legacy name", counter("trace_id")},
+		{"a counter exemplar with a dot", counter("trace.id")},
+		{"a bucket exemplar with a legacy name", bucket("trace_id")},
+		{"a bucket exemplar with a colon", bucket("x:y")},
+		{"a native exemplar with a legacy name", native("trace_id")},
+		{"a native exemplar with a non-ASCII letter", native("ü")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := exposition.AppendBody(nil, tc.mf, exposition.NewFormat(exposition.EncodingProtobuf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := storedExemplarNamesLegacy(b), exposition.LegacyExemplarNames(tc.mf); got != want {
+				t.Errorf("storedExemplarNamesLegacy = %v, LegacyExemplarNames = %v", got, want)
+			}
+		})
+	}
+}
