@@ -122,9 +122,7 @@ func duplicateBound(n int, at func(int) float64) (float64, bool) {
 
 // claimSchemes returns the escapings whose names the store must keep apart.
 // Under the legacy name rules every stored name is a legacy name, which
-// every escaping maps one to one, suffixes included (dots doubles each '_',
-// so an escaped name never ends in a lone suffix of another): the names
-// themselves are enough.
+// every escaping leaves as it is: the names themselves are enough.
 func claimSchemes(utf8Names bool) []model.EscapingScheme {
 	if utf8Names {
 		return exposition.EscapingSchemes[:]
@@ -193,16 +191,24 @@ func labelKey(name string, s model.EscapingScheme) string {
 
 // checkLabelNameEscapes rejects a UTF-8 label name that the underscores
 // escaping (what Prometheus 2 and every legacy scraper asks for) turns into
-// a name starting with "__", which Prometheus reserves and drops.
+// a name starting with "__", which Prometheus reserves and drops. Dots
+// escaping is not checked: it writes every name that starts with a
+// character outside [a-zA-Z] that way ("über" as "__ber"), and refusing
+// those would refuse most non-Latin label names for a scheme few scrapers
+// ask for.
 func checkLabelNameEscapes(metric, name string) error {
 	if model.LegacyValidation.IsValidLabelName(name) {
 		return nil
 	}
-	if e := exposition.EscapeLabelName(name, model.UnderscoreEscaping); strings.HasPrefix(e, "__") {
-		if metric == "" {
-			return fmt.Errorf("grouping label name %q is written %q under escaping=underscores, a name Prometheus reserves", name, e)
+	for _, s := range []model.EscapingScheme{model.UnderscoreEscaping} {
+		e := exposition.EscapeLabelName(name, s)
+		if !strings.HasPrefix(e, "__") {
+			continue
 		}
-		return fmt.Errorf("metric %q: label name %q is written %q under escaping=underscores, a name Prometheus reserves", metric, name, e)
+		if metric == "" {
+			return fmt.Errorf("grouping label name %q is written %q under escaping=%s, a name Prometheus reserves", name, e, s)
+		}
+		return fmt.Errorf("metric %q: label name %q is written %q under escaping=%s, a name Prometheus reserves", metric, name, e, s)
 	}
 	return nil
 }
