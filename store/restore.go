@@ -12,7 +12,7 @@ import (
 )
 
 // Restore loads one journal record (a key and a group encoded by the store)
-// into the store. It is the callback for journal.Open and runs before the
+// into the store. It is the callback for filejournal.Open and runs before the
 // store serves requests. A record that conflicts with groups already loaded
 // is skipped with a warning rather than making the store inconsistent.
 func (s *Store) Restore(key string, value []byte) error {

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/journal/filejournal"
 	"github.com/pushgate/pushgate/journal/gobfile"
 	"github.com/pushgate/pushgate/store"
 )
@@ -49,7 +49,7 @@ func exportReference(ctx context.Context, from, to string, utf8Names bool, logge
 		return 0, fmt.Errorf("%s is already in the reference Pushgateway's format (no pushgate has imported it yet)", from)
 	}
 	st := store.New(store.Options{UTF8Names: utf8Names, Logger: logger})
-	j, err := journal.Open(ctx, from, journal.Options{Logger: logger}, st.Restore)
+	j, err := filejournal.Open(ctx, from, filejournal.Options{Logger: logger}, st.Restore)
 	if err != nil {
 		return 0, fmt.Errorf("load %s: %w", from, err)
 	}

@@ -5,14 +5,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/journal/filejournal"
 )
 
 // journalMetric describes one of the journal's own metrics.
 type journalMetric struct {
 	name, help string
 	typ        prometheus.ValueType
-	value      func(s journal.Stats, failed bool) float64
+	value      func(s filejournal.Stats, failed bool) float64
 }
 
 // journalMetrics are the metrics journalCollector exposes. They are listed
@@ -20,15 +20,15 @@ type journalMetric struct {
 // journal is opened and whether or not it ever is (journalFamilies).
 var journalMetrics = []journalMetric{
 	{"pushgate_journal_file_bytes", "Size of the persistence file.", prometheus.GaugeValue,
-		func(s journal.Stats, _ bool) float64 { return float64(s.FileBytes) }},
+		func(s filejournal.Stats, _ bool) float64 { return float64(s.FileBytes) }},
 	{"pushgate_journal_live_bytes", "Bytes of the persistence file that hold live records.", prometheus.GaugeValue,
-		func(s journal.Stats, _ bool) float64 { return float64(s.LiveBytes) }},
+		func(s filejournal.Stats, _ bool) float64 { return float64(s.LiveBytes) }},
 	{"pushgate_journal_syncs_total", "fsync calls on the persistence file (one per group commit).", prometheus.CounterValue,
-		func(s journal.Stats, _ bool) float64 { return float64(s.SyncCount) }},
+		func(s filejournal.Stats, _ bool) float64 { return float64(s.SyncCount) }},
 	{"pushgate_journal_compactions_total", "Compactions of the persistence file.", prometheus.CounterValue,
-		func(s journal.Stats, _ bool) float64 { return float64(s.Compactions) }},
+		func(s filejournal.Stats, _ bool) float64 { return float64(s.Compactions) }},
 	{"pushgate_journal_failed", "1 when a write to the persistence file failed; changes are refused until a restart.", prometheus.GaugeValue,
-		func(_ journal.Stats, failed bool) float64 {
+		func(_ filejournal.Stats, failed bool) float64 {
 			if failed {
 				return 1
 			}
@@ -52,11 +52,11 @@ func journalFamilies() []*dto.MetricFamily {
 
 // journalCollector exposes the journal's state as the gateway's own metrics.
 type journalCollector struct {
-	j     *journal.Journal
+	j     *filejournal.Journal
 	descs []*prometheus.Desc
 }
 
-func newJournalCollector(j *journal.Journal) *journalCollector {
+func newJournalCollector(j *filejournal.Journal) *journalCollector {
 	c := &journalCollector{j: j}
 	for _, m := range journalMetrics {
 		c.descs = append(c.descs, prometheus.NewDesc(m.name, m.help, nil, nil))

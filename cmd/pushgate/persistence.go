@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/journal/filejournal"
 	"github.com/pushgate/pushgate/journal/gobfile"
 	"github.com/pushgate/pushgate/store"
 	"github.com/pushgate/pushgate/web"
@@ -21,7 +21,7 @@ import (
 
 // persistence is the open journal behind --persistence.file.
 type persistence struct {
-	j *journal.Journal
+	j *filejournal.Journal
 }
 
 // openPersistence opens (or creates) the journal at path and loads it into
@@ -30,7 +30,7 @@ type persistence struct {
 // start with an error naming the file and offset, unless forceEmpty is set,
 // in which case the file is moved aside and the store starts empty.
 func openPersistence(ctx context.Context, path string, interval time.Duration, forceEmpty bool, st *store.Store, reg *prometheus.Registry, logger *slog.Logger) (*persistence, error) {
-	opts := journal.Options{Logger: logger, CompactInterval: interval}
+	opts := filejournal.Options{Logger: logger, CompactInterval: interval}
 	isRef, err := isReferenceFile(path)
 	if err != nil {
 		return nil, err
@@ -41,8 +41,8 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 		}
 	}
 	start := time.Now()
-	j, err := journal.Open(ctx, path, opts, st.Restore)
-	var corrupt *journal.CorruptionError
+	j, err := filejournal.Open(ctx, path, opts, st.Restore)
+	var corrupt *filejournal.CorruptionError
 	if errors.As(err, &corrupt) && forceEmpty {
 		aside := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405Z"))
 		if rerr := os.Rename(path, aside); rerr != nil {
@@ -51,7 +51,7 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 		logger.Warn("corrupt journal moved aside; starting with an empty store", "err", err, "moved_to", aside)
 		// The journal validates the whole file before loading any record,
 		// so st is still empty here.
-		j, err = journal.Open(ctx, path, opts, st.Restore)
+		j, err = filejournal.Open(ctx, path, opts, st.Restore)
 	}
 	if err != nil {
 		if errors.As(err, &corrupt) {
@@ -109,7 +109,7 @@ func isReferenceFile(path string) (bool, error) {
 // <path>.reference-backup; the new journal is written beside it and renamed
 // over path, so a crash at any point leaves either the original or the
 // complete journal at path.
-func importReference(ctx context.Context, path string, opts journal.Options, st *store.Store, logger *slog.Logger) error {
+func importReference(ctx context.Context, path string, opts filejournal.Options, st *store.Store, logger *slog.Logger) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("open reference file: %w", err)
@@ -127,7 +127,7 @@ func importReference(ctx context.Context, path string, opts journal.Options, st 
 	}
 	tmp := path + ".import"
 	_ = os.Remove(tmp)
-	j, err := journal.Open(ctx, tmp, opts, func(string, []byte) error { return nil })
+	j, err := filejournal.Open(ctx, tmp, opts, func(string, []byte) error { return nil })
 	if err != nil {
 		return fmt.Errorf("create journal for import: %w", err)
 	}

@@ -1,10 +1,11 @@
-package journal
+package filejournal
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pushgate/pushgate/journal"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func tryOpen(path string, fsys fileSystem, opts Options) (*Journal, loaded, erro
 }
 
 // appendWait appends one group and waits for it to be durable.
-func appendWait(t *testing.T, j *Journal, ops ...Op) {
+func appendWait(t *testing.T, j *Journal, ops ...journal.Op) {
 	t.Helper()
 	tk, err := j.Append(ops...)
 	if err != nil {
@@ -61,9 +62,9 @@ func appendWait(t *testing.T, j *Journal, ops ...Op) {
 	}
 }
 
-func set(k, v string) Op { return Op{Kind: OpSet, Key: k, Value: []byte(v)} }
-func del(k string) Op    { return Op{Kind: OpDelete, Key: k} }
-func wipe() Op           { return Op{Kind: OpDeleteAll} }
+func set(k, v string) journal.Op { return journal.Op{Kind: journal.OpSet, Key: k, Value: []byte(v)} }
+func del(k string) journal.Op    { return journal.Op{Kind: journal.OpDelete, Key: k} }
+func wipe() journal.Op           { return journal.Op{Kind: journal.OpDeleteAll} }
 
 // logBuffer returns a logger writing text lines into a buffer.
 func logBuffer() (*slog.Logger, *syncBuffer) {
@@ -91,49 +92,49 @@ func (s *syncBuffer) String() string {
 func TestReplay(t *testing.T) {
 	tests := []struct {
 		name     string
-		groups   [][]Op
+		groups   [][]journal.Op
 		wantKeys []string
 		want     map[string]string
 	}{
 		{
 			name:     "values set before close are loaded after reopen",
-			groups:   [][]Op{{set("a", "1")}, {set("b", "2")}},
+			groups:   [][]journal.Op{{set("a", "1")}, {set("b", "2")}},
 			wantKeys: []string{"a", "b"},
 			want:     map[string]string{"a": "1", "b": "2"},
 		},
 		{
 			name:     "the last set of a key wins",
-			groups:   [][]Op{{set("a", "1")}, {set("a", "2")}},
+			groups:   [][]journal.Op{{set("a", "1")}, {set("a", "2")}},
 			wantKeys: []string{"a"},
 			want:     map[string]string{"a": "2"},
 		},
 		{
 			name:     "a deleted key is not loaded",
-			groups:   [][]Op{{set("a", "1")}, {set("b", "2")}, {del("a")}},
+			groups:   [][]journal.Op{{set("a", "1")}, {set("b", "2")}, {del("a")}},
 			wantKeys: []string{"b"},
 			want:     map[string]string{"b": "2"},
 		},
 		{
 			name:     "delete all removes every earlier key but not later ones",
-			groups:   [][]Op{{set("a", "1"), set("b", "2")}, {wipe()}, {set("c", "3")}},
+			groups:   [][]journal.Op{{set("a", "1"), set("b", "2")}, {wipe()}, {set("c", "3")}},
 			wantKeys: []string{"c"},
 			want:     map[string]string{"c": "3"},
 		},
 		{
 			name:     "ops of one group apply in call order",
-			groups:   [][]Op{{set("a", "1"), del("a"), set("b", "2"), wipe(), set("c", "3"), set("d", "4")}},
+			groups:   [][]journal.Op{{set("a", "1"), del("a"), set("b", "2"), wipe(), set("c", "3"), set("d", "4")}},
 			wantKeys: []string{"c", "d"},
 			want:     map[string]string{"c": "3", "d": "4"},
 		},
 		{
 			name:     "keys load in the order of their last write",
-			groups:   [][]Op{{set("a", "1")}, {set("b", "2")}, {set("a", "3")}},
+			groups:   [][]journal.Op{{set("a", "1")}, {set("b", "2")}, {set("a", "3")}},
 			wantKeys: []string{"b", "a"},
 			want:     map[string]string{"a": "3", "b": "2"},
 		},
 		{
 			name:     "an empty value and an empty key survive",
-			groups:   [][]Op{{set("", "")}, {set("k", "")}},
+			groups:   [][]journal.Op{{set("", "")}, {set("k", "")}},
 			wantKeys: []string{"", "k"},
 			want:     map[string]string{"": "", "k": ""},
 		},
@@ -241,7 +242,7 @@ func TestCloseFlushesPendingAppends(t *testing.T) {
 
 // writeRecords creates a journal holding groups and returns the file
 // offsets at which each group's record starts, plus the final size.
-func writeRecords(t *testing.T, path string, groups [][]Op) (starts []int64, size int64) {
+func writeRecords(t *testing.T, path string, groups [][]journal.Op) (starts []int64, size int64) {
 	t.Helper()
 	j, _ := openJournal(t, path, nil, Options{})
 	for _, g := range groups {
@@ -258,7 +259,7 @@ func writeRecords(t *testing.T, path string, groups [][]Op) (starts []int64, siz
 func TestTornLastRecordIsDroppedAtEveryOffset(t *testing.T) {
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full.pgj")
-	groups := [][]Op{
+	groups := [][]journal.Op{
 		{set("a", "1")},
 		{set("b", strings.Repeat("x", 300))},
 		{set("a", "2"), set("c", "3"), del("b")}, // the last record, a multi-op group
@@ -330,7 +331,7 @@ func TestTailDamageWithNothingValidAfterIsDropped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state.pgj")
-			starts, _ := writeRecords(t, path, [][]Op{{set("a", "1")}, {set("b", "2")}})
+			starts, _ := writeRecords(t, path, [][]journal.Op{{set("a", "1")}, {set("b", "2")}})
 			data, _ := os.ReadFile(path)
 			if err := os.WriteFile(path, tt.damage(data, starts[1]), 0o600); err != nil {
 				t.Fatal(err)
@@ -344,7 +345,7 @@ func TestTailDamageWithNothingValidAfterIsDropped(t *testing.T) {
 }
 
 func TestDamageBeforeTheTailRefusesToOpen(t *testing.T) {
-	groups := [][]Op{{set("a", "1")}, {set("b", strings.Repeat("y", 100))}, {set("c", "3")}}
+	groups := [][]journal.Op{{set("a", "1")}, {set("b", strings.Repeat("y", 100))}, {set("c", "3")}}
 	tests := []struct {
 		name       string
 		flip       func(starts []int64) int64 // offset of the byte to flip

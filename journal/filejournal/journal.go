@@ -1,10 +1,11 @@
-package journal
+package filejournal
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pushgate/pushgate/journal"
 	"io"
 	"log/slog"
 	"os"
@@ -113,9 +114,9 @@ type Ticket struct {
 // per Append, starting at 1 after Open.
 func (t *Ticket) Seq() uint64 { return t.seq }
 
-// Position returns the Append's sequence number as a log position
-// (Commit).
-func (t *Ticket) Position() Position { return Position(t.seq) }
+// journal.Position returns the Append's sequence number as a log position
+// (journal.Commit).
+func (t *Ticket) Position() journal.Position { return journal.Position(t.seq) }
 
 // Wait blocks until the Append's ops are written and fsync'd, or the journal
 // failed. Cancelling ctx only stops the wait; the ops stay queued.
@@ -314,7 +315,7 @@ func (j *Journal) writeHeader(f file) error {
 // the group is durable. Append with no ops returns a Ticket that completes
 // once everything appended before it is durable. Append fails at once if the
 // journal has failed or is closed.
-func (j *Journal) Append(ops ...Op) (Commit, error) {
+func (j *Journal) Append(ops ...journal.Op) (journal.Commit, error) {
 	t, err := j.AppendTicket(ops...)
 	if err != nil {
 		return nil, err
@@ -324,7 +325,7 @@ func (j *Journal) Append(ops ...Op) (Commit, error) {
 
 // AppendTicket is Append returning the concrete *Ticket, whose Seq the
 // journal's own tests and tools read.
-func (j *Journal) AppendTicket(ops ...Op) (*Ticket, error) {
+func (j *Journal) AppendTicket(ops ...journal.Op) (*Ticket, error) {
 	size, err := validateOps(ops)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: append: %w", j.path, err)
@@ -359,21 +360,21 @@ func (j *Journal) AppendTicket(ops ...Op) (*Ticket, error) {
 
 // applyToIndex records op, written in the record at stream position pos.
 // j.mu must be held.
-func (j *Journal) applyToIndex(op Op, pos int64) {
+func (j *Journal) applyToIndex(op journal.Op, pos int64) {
 	switch op.Kind {
-	case OpSet:
+	case journal.OpSet:
 		if old, ok := j.index[op.Key]; ok {
 			j.liveBytes -= old.live
 		}
 		e := entry{pos: pos, live: setRecordSize(len(op.Key), len(op.Value))}
 		j.index[op.Key] = e
 		j.liveBytes += e.live
-	case OpDelete:
+	case journal.OpDelete:
 		if old, ok := j.index[op.Key]; ok {
 			j.liveBytes -= old.live
 			delete(j.index, op.Key)
 		}
-	case OpDeleteAll:
+	case journal.OpDeleteAll:
 		clear(j.index)
 		j.liveBytes = 0
 	}

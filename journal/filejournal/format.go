@@ -1,9 +1,10 @@
-package journal
+package filejournal
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/pushgate/pushgate/journal"
 	"hash/crc32"
 )
 
@@ -13,7 +14,7 @@ import (
 //	header = magic[8] version[4] crc32c(magic, version)[4]
 //	record = length[4] crc32c(payload)[4] crc32c(length, crc32c(payload))[4] payload[length]
 //	payload = op+                      (all ops of one Append, applied together or not at all)
-//	op     = kind[1] uvarint(len(key)) key [uvarint(len(value)) value]   (value only for OpSet)
+//	op     = kind[1] uvarint(len(key)) key [uvarint(len(value)) value]   (value only for journal.OpSet)
 //
 // The third header word checks the first two, so a damaged length field is
 // told apart from a record cut short by a crash: a torn record has an intact
@@ -35,38 +36,6 @@ const (
 var fileMagic = [8]byte{0x89, 'P', 'G', 'J', '\r', '\n', 0x1a, '\n'}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// OpKind says what an Op does.
-type OpKind uint8
-
-const (
-	// OpSet stores Value under Key.
-	OpSet OpKind = iota + 1
-	// OpDelete removes Key.
-	OpDelete
-	// OpDeleteAll removes every key (a wipe).
-	OpDeleteAll
-)
-
-// String returns the kind's name.
-func (k OpKind) String() string {
-	switch k {
-	case OpSet:
-		return "set"
-	case OpDelete:
-		return "delete"
-	case OpDeleteAll:
-		return "delete-all"
-	}
-	return fmt.Sprintf("OpKind(%d)", uint8(k))
-}
-
-// Op is one change: Set key=value, Delete key, or DeleteAll (wipe).
-type Op struct {
-	Kind  OpKind
-	Key   string
-	Value []byte
-}
 
 // fileHeader returns the 16 header bytes of a new journal file.
 func fileHeader() []byte {
@@ -93,13 +62,13 @@ func checkFileHeader(h []byte) string {
 }
 
 // opSize is the encoded size of op inside a payload.
-func opSize(op Op) int {
+func opSize(op journal.Op) int {
 	n := 1
-	if op.Kind == OpDeleteAll {
+	if op.Kind == journal.OpDeleteAll {
 		return n
 	}
 	n += uvarintLen(uint64(len(op.Key))) + len(op.Key)
-	if op.Kind == OpSet {
+	if op.Kind == journal.OpSet {
 		n += uvarintLen(uint64(len(op.Value))) + len(op.Value)
 	}
 	return n
@@ -121,10 +90,10 @@ func uvarintLen(x uint64) int {
 }
 
 // validateOps checks kinds and size before anything is encoded.
-func validateOps(ops []Op) (payloadSize int, err error) {
+func validateOps(ops []journal.Op) (payloadSize int, err error) {
 	for i, op := range ops {
 		switch op.Kind {
-		case OpSet, OpDelete, OpDeleteAll:
+		case journal.OpSet, journal.OpDelete, journal.OpDeleteAll:
 		default:
 			return 0, fmt.Errorf("op %d: invalid kind %d", i, op.Kind)
 		}
@@ -138,17 +107,17 @@ func validateOps(ops []Op) (payloadSize int, err error) {
 
 // appendRecord appends one record holding ops to dst. payloadSize must be
 // the value validateOps returned for ops.
-func appendRecord(dst []byte, ops []Op, payloadSize int) []byte {
+func appendRecord(dst []byte, ops []journal.Op, payloadSize int) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, recordHeaderSize)...)
 	for _, op := range ops {
 		dst = append(dst, byte(op.Kind))
-		if op.Kind == OpDeleteAll {
+		if op.Kind == journal.OpDeleteAll {
 			continue
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(op.Key)))
 		dst = append(dst, op.Key...)
-		if op.Kind == OpSet {
+		if op.Kind == journal.OpSet {
 			dst = binary.AppendUvarint(dst, uint64(len(op.Value)))
 			dst = append(dst, op.Value...)
 		}
@@ -176,15 +145,15 @@ var errMalformedPayload = errors.New("malformed record payload")
 
 // decodePayload calls fn for each op in payload, in order. Key and Value
 // alias payload.
-func decodePayload(payload []byte, fn func(i int, op Op)) error {
+func decodePayload(payload []byte, fn func(i int, op journal.Op)) error {
 	for i := 0; len(payload) > 0; i++ {
-		op := Op{Kind: OpKind(payload[0])}
+		op := journal.Op{Kind: journal.OpKind(payload[0])}
 		payload = payload[1:]
 		switch op.Kind {
-		case OpDeleteAll:
+		case journal.OpDeleteAll:
 			fn(i, op)
 			continue
-		case OpSet, OpDelete:
+		case journal.OpSet, journal.OpDelete:
 		default:
 			return fmt.Errorf("%w: op %d has unknown kind %d", errMalformedPayload, i, op.Kind)
 		}
@@ -193,7 +162,7 @@ func decodePayload(payload []byte, fn func(i int, op Op)) error {
 			return fmt.Errorf("%w: op %d key runs past the payload", errMalformedPayload, i)
 		}
 		op.Key, payload = string(key), rest
-		if op.Kind == OpSet {
+		if op.Kind == journal.OpSet {
 			if op.Value, payload, ok = cutBytes(payload); !ok {
 				return fmt.Errorf("%w: op %d value runs past the payload", errMalformedPayload, i)
 			}

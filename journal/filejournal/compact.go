@@ -1,10 +1,11 @@
-package journal
+package filejournal
 
 import (
 	"bufio"
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/pushgate/pushgate/journal"
 	"hash/crc32"
 	"io"
 	"path/filepath"
@@ -112,14 +113,14 @@ func (j *Journal) compact(ctx context.Context) (err error) {
 		}
 		var value []byte
 		found := false
-		if err := decodePayload(cachedPayload, func(_ int, op Op) {
-			if op.Kind == OpSet && op.Key == r.key {
+		if err := decodePayload(cachedPayload, func(_ int, op journal.Op) {
+			if op.Kind == journal.OpSet && op.Key == r.key {
 				value, found = op.Value, true
 			}
 		}); err != nil || !found {
 			return fmt.Errorf("journal %s: compact: record at offset %d does not set key %q (err %v)", j.path, r.pos-oldBase, r.key, err)
 		}
-		ops := []Op{{Kind: OpSet, Key: r.key, Value: value}}
+		ops := []journal.Op{{Kind: journal.OpSet, Key: r.key, Value: value}}
 		size, _ := validateOps(ops)
 		rec = appendRecord(rec[:0], ops, size)
 		if _, err := w.Write(rec); err != nil {

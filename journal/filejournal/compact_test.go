@@ -1,9 +1,10 @@
-package journal
+package filejournal
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pushgate/pushgate/journal"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -17,21 +18,21 @@ import (
 func TestCompactionKeepsExactlyTheLiveState(t *testing.T) {
 	tests := []struct {
 		name   string
-		groups [][]Op
+		groups [][]journal.Op
 	}{
 		{
 			name: "overwritten and deleted keys are dropped",
-			groups: func() [][]Op {
-				var g [][]Op
+			groups: func() [][]journal.Op {
+				var g [][]journal.Op
 				for i := range 500 {
-					g = append(g, []Op{set(fmt.Sprint("k", i%20), strings.Repeat("v", i))})
+					g = append(g, []journal.Op{set(fmt.Sprint("k", i%20), strings.Repeat("v", i))})
 				}
-				return append(g, []Op{del("k3")}, []Op{del("k7")})
+				return append(g, []journal.Op{del("k3")}, []journal.Op{del("k7")})
 			}(),
 		},
 		{
 			name: "a group whose keys were partly replaced keeps only the live ones",
-			groups: [][]Op{
+			groups: [][]journal.Op{
 				{set("a", "1"), set("b", "1"), set("c", "1")},
 				{set("b", "2")},
 				{del("c")},
@@ -39,7 +40,7 @@ func TestCompactionKeepsExactlyTheLiveState(t *testing.T) {
 		},
 		{
 			name:   "keys set before a wipe are gone",
-			groups: [][]Op{{set("a", "1")}, {set("b", "2")}, {wipe()}, {set("c", "3")}},
+			groups: [][]journal.Op{{set("a", "1")}, {set("b", "2")}, {wipe()}, {set("c", "3")}},
 		},
 		{
 			name:   "an empty journal stays empty",
@@ -97,16 +98,16 @@ func TestCompactionKeepsExactlyTheLiveState(t *testing.T) {
 }
 
 // model applies groups to a map, the way replay should.
-func model(groups [][]Op) map[string]string {
+func model(groups [][]journal.Op) map[string]string {
 	m := map[string]string{}
 	for _, g := range groups {
 		for _, op := range g {
 			switch op.Kind {
-			case OpSet:
+			case journal.OpSet:
 				m[op.Key] = string(op.Value)
-			case OpDelete:
+			case journal.OpDelete:
 				delete(m, op.Key)
-			case OpDeleteAll:
+			case journal.OpDeleteAll:
 				clear(m)
 			}
 		}
@@ -121,7 +122,7 @@ func TestCompactionRunsWhileAppendsGoOn(t *testing.T) {
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
-		groups [][]Op // in Append order, which is file order
+		groups [][]journal.Op // in Append order, which is file order
 	)
 	value := strings.Repeat("z", 2000)
 	for w := range writers {
@@ -130,14 +131,14 @@ func TestCompactionRunsWhileAppendsGoOn(t *testing.T) {
 			var last *Ticket
 			for i := range each {
 				k := fmt.Sprintf("w%d-k%d", w, rng.IntN(30))
-				var g []Op
+				var g []journal.Op
 				switch r := rng.IntN(10); {
 				case r == 0:
-					g = []Op{del(k)}
+					g = []journal.Op{del(k)}
 				case r == 1:
-					g = []Op{set(k, fmt.Sprint(i)), set(k+"-twin", value)}
+					g = []journal.Op{set(k, fmt.Sprint(i)), set(k+"-twin", value)}
 				default:
-					g = []Op{set(k, fmt.Sprint(i, value))}
+					g = []journal.Op{set(k, fmt.Sprint(i, value))}
 				}
 				mu.Lock() // like the store: Append under the caller's lock
 				tk, err := j.AppendTicket(g...)

@@ -1,8 +1,9 @@
-package journal
+package filejournal
 
 import (
 	"context"
 	"fmt"
+	"github.com/pushgate/pushgate/journal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -63,7 +64,7 @@ func BenchmarkDurableSet(b *testing.B) {
 			}
 			b.Cleanup(func() { j.Close() })
 			runWriters(b, writers, func(i int) error {
-				tk, err := j.Append(Op{Kind: OpSet, Key: fmt.Sprint("group-", i%benchGroups), Value: value})
+				tk, err := j.Append(journal.Op{Kind: journal.OpSet, Key: fmt.Sprint("group-", i%benchGroups), Value: value})
 				if err != nil {
 					return err
 				}

@@ -1,4 +1,4 @@
-package journal
+package filejournal
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/pushgate/pushgate/journal"
 	"hash/crc32"
 	"io"
 	"sort"
@@ -95,13 +96,13 @@ func replay(ctx context.Context, f file, path string, size int64) (*replayed, er
 			bad = "checksum mismatch"
 			break
 		}
-		err := decodePayload(payload, func(i int, op Op) {
+		err := decodePayload(payload, func(i int, op journal.Op) {
 			switch op.Kind {
-			case OpSet:
+			case journal.OpSet:
 				r.live[op.Key] = replayedKey{off: off, op: i, value: op.Value}
-			case OpDelete:
+			case journal.OpDelete:
 				delete(r.live, op.Key)
-			case OpDeleteAll:
+			case journal.OpDeleteAll:
 				clear(r.live)
 			}
 		})
