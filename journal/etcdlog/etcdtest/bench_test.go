@@ -14,6 +14,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/journal/filejournal"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -64,7 +65,7 @@ func BenchmarkAppendWait(b *testing.B) {
 			b.ReportMetric(float64(packed)/float64(len(ops)), "stored-B")
 		})
 		b.Run(fmt.Sprintf("backend=journal/appenders=%d", appenders), func(b *testing.B) {
-			j, err := journal.Open(context.Background(), filepath.Join(b.TempDir(), "state.pgj"), journal.Options{},
+			j, err := filejournal.Open(context.Background(), filepath.Join(b.TempDir(), "state.pgj"), filejournal.Options{},
 				func(string, []byte) error { return nil })
 			if err != nil {
 				b.Fatal(err)
