@@ -9,7 +9,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/gobfile"
 )
 
@@ -180,27 +179,4 @@ func gaugeTime(mf *dto.MetricFamily) time.Time {
 	}
 	sec, frac := math.Modf(v)
 	return time.Unix(int64(sec), int64(frac*1e9))
-}
-
-// JournalOps returns one Set op per stored group: the whole state, for
-// writing a fresh journal (after an import).
-func (s *Store) JournalOps() []journal.Op {
-	groups := s.Groups()
-	ops := make([]journal.Op, 0, len(groups))
-	for _, g := range groups {
-		ops = append(ops, journal.Op{Kind: journal.OpSet, Key: g.key.ID(), Value: encodeGroup(g)})
-	}
-	return ops
-}
-
-// Reserve registers the gateway's own metric families: pushed families of
-// the same names must have the same type, the built-in HELP wins, and no
-// pushed family may expose a name one of them exposes (claims). Call it
-// before serving, with every family the gateway can ever expose.
-func (s *Store) Reserve(builtin []*dto.MetricFamily) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, mf := range builtin {
-		s.index.reserve(mf.GetName(), mf.GetType(), mf.GetHelp())
-	}
 }

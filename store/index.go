@@ -82,6 +82,18 @@ func newIndex(utf8Names bool) *index {
 	return ix
 }
 
+// Reserve registers the gateway's own metric families: pushed families of
+// the same names must have the same type, the built-in HELP wins, and no
+// pushed family may expose a name one of them exposes (claims). Call it
+// before serving, with every family the gateway can ever expose.
+func (s *Store) Reserve(builtin []*dto.MetricFamily) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, mf := range builtin {
+		s.index.reserve(mf.GetName(), mf.GetType(), mf.GetHelp())
+	}
+}
+
 // reserve records a name of the gateway's own: its type is fixed, its HELP
 // wins, and its claims stay while the gateway runs. Own names may claim the
 // same name as each other (the Go collector's go_memstats_alloc_bytes

@@ -9,6 +9,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/pushgate/pushgate/journal"
 )
 
 // Restore loads one journal record (a key and a group encoded by the store)
@@ -24,6 +26,18 @@ func (s *Store) Restore(key string, value []byte) error {
 		s.logger.Warn("stored group skipped", "group", sg.key.String(), "err", err)
 	}
 	return nil
+}
+
+// JournalOps returns one Set op per stored group, each value a record
+// Restore loads back: the whole state, for writing a fresh journal (after
+// an import).
+func (s *Store) JournalOps() []journal.Op {
+	groups := s.Groups()
+	ops := make([]journal.Op, 0, len(groups))
+	for _, g := range groups {
+		ops = append(ops, journal.Op{Kind: journal.OpSet, Key: g.key.ID(), Value: encodeGroup(g)})
+	}
+	return ops
 }
 
 // restoreStored installs a group the store itself encoded, unless the
