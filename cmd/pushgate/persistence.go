@@ -15,6 +15,7 @@ import (
 
 	"github.com/pushgate/pushgate/journal/filejournal"
 	"github.com/pushgate/pushgate/journal/gobfile"
+	"github.com/pushgate/pushgate/refimport"
 	"github.com/pushgate/pushgate/store"
 	"github.com/pushgate/pushgate/web"
 )
@@ -119,7 +120,7 @@ func importReference(ctx context.Context, path string, opts filejournal.Options,
 	if err != nil {
 		return fmt.Errorf("read reference Pushgateway file %s: %w", path, err)
 	}
-	res := st.Import(groups)
+	res := refimport.Import(st, groups, logger)
 
 	backup := path + ".reference-backup"
 	if err := copyFileSynced(path, backup); err != nil {

@@ -1,4 +1,4 @@
-package store
+package refimport
 
 import (
 	"bytes"
@@ -9,9 +9,13 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal/gobfile"
+	"github.com/pushgate/pushgate/store"
 )
 
 // refGroup builds a group of a reference persistence file: grouping labels
@@ -34,7 +38,7 @@ func refGroup(labels []string, pushed, failed float64, gauges ...string) gobfile
 		}
 		return gobfile.Family{LastPush: at, Family: &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{m}}}
 	}
-	g := gobfile.Group{Labels: gl, Families: []gobfile.Family{gauge(PushTimeName, pushed), gauge(PushFailureTimeName, failed)}}
+	g := gobfile.Group{Labels: gl, Families: []gobfile.Family{gauge(store.PushTimeName, pushed), gauge(store.PushFailureTimeName, failed)}}
 	for _, nv := range gauges {
 		name, v, _ := strings.Cut(nv, "=")
 		f, err := strconv.ParseFloat(v, 64)
@@ -57,7 +61,7 @@ func TestImportKeepsPushedDataAndReportsEveryDroppedGroupByKey(t *testing.T) {
 		absent []string
 		// logged are texts the warnings must hold.
 		logged []string
-		result ImportResult
+		result Result
 	}{
 		{
 			name: "the README's poisoning case keeps the group with data and drops the empty failure-only one",
@@ -67,7 +71,7 @@ func TestImportKeepsPushedDataAndReportsEveryDroppedGroupByKey(t *testing.T) {
 			},
 			want:   []string{`m{instance="",job="s1"} 1`, `push_time_seconds{instance="",job="s1"} 1.7e+09`},
 			logged: []string{`msg="imported group dropped" group="{instance=\"\",job=\"s1\"}" reason="it holds only push times`},
-			result: ImportResult{Groups: 1, DroppedGroups: 1},
+			result: Result{Groups: 1, DroppedGroups: 1},
 		},
 		{
 			name: "a group conflicting on one family keeps its other families",
@@ -78,7 +82,7 @@ func TestImportKeepsPushedDataAndReportsEveryDroppedGroupByKey(t *testing.T) {
 			want:   []string{`x{instance="i",job="a"} 1`, `y{instance="",job="a"} 2`},
 			absent: []string{`x{instance="i",job="a"} 2`},
 			logged: []string{`msg="imported family dropped" group="{job=\"a\"}" family=x`},
-			result: ImportResult{Groups: 1, Partial: 1, DroppedFamilies: 1},
+			result: Result{Groups: 1, Partial: 1, DroppedFamilies: 1},
 		},
 		{
 			name: "the most recently pushed of two conflicting groups wins",
@@ -88,7 +92,7 @@ func TestImportKeepsPushedDataAndReportsEveryDroppedGroupByKey(t *testing.T) {
 			},
 			want:   []string{`x{instance="i",job="b"} 2`},
 			logged: []string{`msg="imported family dropped" group="{job=\"b\"}" family=x`},
-			result: ImportResult{Groups: 1, Partial: 1, DroppedFamilies: 1},
+			result: Result{Groups: 1, Partial: 1, DroppedFamilies: 1},
 		},
 		{
 			name: "groups that are one group to Prometheus are merged where their families fit",
@@ -99,18 +103,18 @@ func TestImportKeepsPushedDataAndReportsEveryDroppedGroupByKey(t *testing.T) {
 			want:   []string{`p{instance="",job="s2"} 1`, `q{instance="",job="s2"} 2`, `shared{instance="",job="s2"} 2`},
 			absent: []string{`shared{instance="",job="s2"} 1`},
 			logged: []string{`msg="imported group merged into the same group to Prometheus" group="{job=\"s2\"}"`, `family=shared`},
-			result: ImportResult{Groups: 1, Merged: 1, DroppedFamilies: 1},
+			result: Result{Groups: 1, Merged: 1, DroppedFamilies: 1},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			s := New(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			res := s.Import(tc.groups)
+			st := store.New(store.Options{})
+			res := Import(st, tc.groups, slog.New(slog.NewTextHandler(&logs, nil)))
 			if res != tc.result {
 				t.Errorf("result %+v, want %+v", res, tc.result)
 			}
-			text, _ := scrape(t, s)
+			text := scrape(t, st)
 			for _, w := range tc.want {
 				if !strings.Contains(text, w+"\n") {
 					t.Errorf("the scrape lacks %s:\n%s", w, text)
@@ -144,4 +148,20 @@ func withInstance(g gobfile.Group, name, v string) gobfile.Group {
 		}
 	}
 	return g
+}
+
+// scrape renders st in the text format and checks that expfmt parses it.
+func scrape(t *testing.T, st *store.Store) string {
+	t.Helper()
+	sn := st.Snapshot()
+	defer sn.Release()
+	var buf bytes.Buffer
+	if _, err := sn.WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	if _, err := parser.TextToMetricFamilies(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatalf("scrape does not parse: %v\n%s", err, buf.String())
+	}
+	return buf.String()
 }

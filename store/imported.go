@@ -1,0 +1,52 @@
+package store
+
+import (
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// ImportedGroup is a group read from outside the store, such as a reference
+// Pushgateway persistence file, for Import.
+type ImportedGroup struct {
+	// Key is the group's grouping key.
+	Key GroupKey
+	// PushTime is the time of the group's last successful push, and
+	// FailureTime that of its last failed one; the zero time is never.
+	PushTime, FailureTime time.Time
+	// Families are the group's pushed families. They do not include
+	// push_time_seconds or push_failure_time_seconds, which the store
+	// derives from the times above (and refuses as pushed names).
+	Families []ImportedFamily
+}
+
+// ImportedFamily is one pushed family of an ImportedGroup.
+type ImportedFamily struct {
+	// Family is the family as pushed.
+	Family *dto.MetricFamily
+	// LastPush is when the family was last pushed.
+	LastPush time.Time
+}
+
+// Import installs g in place of any group with the same key, after the same
+// checks as a push: names, values and series, and consistency with every
+// other group. Limits are not applied: the group was acknowledged once, and
+// a limit lowered since does not drop it. On error the store is unchanged.
+//
+// Like a push, Import rewrites the labels of the families' series (grouping
+// labels forced to the key's values, instance="" added where missing), and
+// the store keeps the families: the caller must not change them afterwards,
+// though it may pass them to Import again, alone or in another group.
+//
+// Import writes nothing to the journal. It is for filling a store before it
+// serves; JournalOps then gives the whole state for a fresh journal.
+func (s *Store) Import(g ImportedGroup) error {
+	sg := storedGroup{key: g.Key, pushTime: g.PushTime, failTime: g.FailureTime}
+	if len(g.Families) > 0 {
+		sg.families = make([]storedFamily, len(g.Families))
+		for i, f := range g.Families {
+			sg.families[i] = storedFamily{mf: f.Family, lastPush: f.LastPush}
+		}
+	}
+	return s.restoreGroup(sg)
+}
