@@ -133,11 +133,6 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	mfs := make([]*dto.MetricFamily, len(sg.families))
 	for i, sf := range sg.families {
 		mfs[i] = sf.mf
-		if sf.metrics != nil {
-			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(sf.metrics, sf.mf); err != nil {
-				return fmt.Errorf("decode family %q: %w", sf.mf.GetName(), err)
-			}
-		}
 	}
 	// No limits: a group already acknowledged is never dropped because a
 	// limit was lowered since; the running totals still count it.
