@@ -43,6 +43,30 @@ func (g *Group) FailureTime() time.Time { return g.failTime }
 // pushgate keeping reasons).
 func (g *Group) FailureReason() string { return g.failReason }
 
+// FamilyTime returns the time the request that last wrote family f of g
+// was received, the time the reference keeps beside each family and shows
+// as its time_stamp in the API and the UI: for a pushed family, the push
+// that brought it; for push_time_seconds, the last successful push (the
+// failed one, if a failure created the group); for
+// push_failure_time_seconds, the last failed push, or else a successful one
+// (the reference adds it at the group's first push; pushgate does not keep
+// that time and gives the last one). It is never the zero time for a group
+// that was written once.
+func (g *Group) FamilyTime(f *Family) time.Time {
+	first, second := g.pushTime, g.failTime
+	switch f.Name() {
+	case PushTimeName:
+	case PushFailureTimeName:
+		first, second = second, first
+	default:
+		return f.LastPush()
+	}
+	if first.IsZero() {
+		return second
+	}
+	return first
+}
+
 // LastPushSuccessful reports whether the last push succeeded, by the
 // reference's rule: failed means the failure time is after the success time.
 func (g *Group) LastPushSuccessful() bool { return !g.failTime.After(g.pushTime) }

@@ -216,7 +216,7 @@ func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 		}
 		buf.WriteByte(':')
 		af := apiFamily{
-			TimeStamp: familyLastPush(g, f).Format(time.RFC3339Nano),
+			TimeStamp: g.FamilyTime(f).Format(time.RFC3339Nano),
 			Type:      f.Type().String(),
 			Help:      f.Help(),
 			Metrics:   make([]map[string]any, 0, len(mf.GetMetric())),
@@ -230,29 +230,6 @@ func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 	}
 	buf.WriteByte('}')
 	return nil
-}
-
-// familyLastPush returns the time the request that last wrote family f of
-// group g was received, as the reference shows it in the API and the UI: a
-// pushed family, the push that brought it; push_time_seconds, the last
-// successful push (the failed one, if the group was created by a failure);
-// push_failure_time_seconds, the last failed push, or else a successful one
-// (the reference adds it at the group's first push; pushgate does not keep
-// that time and shows the last one). Never the zero time for a group that
-// was written once.
-func familyLastPush(g *store.Group, f *store.Family) time.Time {
-	first, second := g.PushTime(), g.FailureTime()
-	switch f.Name() {
-	case store.PushTimeName:
-	case store.PushFailureTimeName:
-		first, second = second, first
-	default:
-		return f.LastPush()
-	}
-	if first.IsZero() {
-		return second
-	}
-	return first
 }
 
 // seriesKind says which values a seriesView holds.

@@ -615,7 +615,7 @@ func (h *Handler) uiGroup(w http.ResponseWriter, r *http.Request) {
 	page.SeriesCount = g.SeriesCount()
 	page.DeletePath = deletePath(key)
 	for _, f := range g.Families() {
-		fv := familyView{Name: f.Name(), Help: f.Help(), Type: f.Type().String(), LastPush: formatTime(familyLastPush(g, f))}
+		fv := familyView{Name: f.Name(), Help: f.Help(), Type: f.Type().String(), LastPush: formatTime(g.FamilyTime(f))}
 		mf, err := f.Decode()
 		if err != nil {
 			fv.Error = err.Error()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/pushgate/pushgate/journal/filejournal"
 	"github.com/pushgate/pushgate/journal/gobfile"
@@ -81,33 +80,11 @@ func referenceGroups(st *store.Store) ([]gobfile.Group, error) {
 			if err != nil {
 				return nil, fmt.Errorf("group %s: %w", g.Key(), err)
 			}
-			rg.Families = append(rg.Families, gobfile.Family{LastPush: referenceTimestamp(g, f), Family: mf})
+			rg.Families = append(rg.Families, gobfile.Family{LastPush: g.FamilyTime(f), Family: mf})
 		}
 		out = append(out, rg)
 	}
 	return out, nil
-}
-
-// referenceTimestamp is the time the reference keeps beside family f of
-// group g, which it shows as the family's time_stamp in /api/v1/metrics and
-// the UI: for a pushed family, the push that brought it; for
-// push_time_seconds, the last successful push (or the failed one that
-// created the group); for push_failure_time_seconds, the last failed push,
-// or else a successful one. It is the rule pushgate's own API applies
-// (web's familyLastPush), so the reference shows what pushgate showed.
-func referenceTimestamp(g *store.Group, f *store.Family) time.Time {
-	first, second := g.PushTime(), g.FailureTime()
-	switch f.Name() {
-	case store.PushTimeName:
-	case store.PushFailureTimeName:
-		first, second = second, first
-	default:
-		return f.LastPush()
-	}
-	if first.IsZero() {
-		return second
-	}
-	return first
 }
 
 // writeReferenceFile writes groups to path through a synced temporary file
