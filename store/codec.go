@@ -150,16 +150,7 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 		}
 		g.families[f.Name()] = f
 	}
-	prepared = s.addTimeFamilies(g, prepared, enc, &sc)
-	gid := sg.key.ID()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := s.groups[gid]
-	if err := s.index.check(gid, familiesOf(old), g.families, prepared, s.ownerName); err != nil {
-		return err
-	}
-	s.install(gid, old, g)
-	return nil
+	return s.installChecked(g, s.addTimeFamilies(g, prepared, enc, &sc))
 }
 
 func timeNanos(t time.Time) int64 {

@@ -47,7 +47,14 @@ func (s *Store) restoreStored(sg storedGroup) error {
 	if err != nil {
 		return err
 	}
-	gid := sg.key.ID()
+	return s.installChecked(g, prepared)
+}
+
+// installChecked installs g, which replaces the group of its key, unless
+// the consistency index refuses it. prepared are g's families as the index
+// checks them.
+func (s *Store) installChecked(g *Group, prepared []preparedFamily) error {
+	gid := g.key.ID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.groups[gid]
