@@ -93,11 +93,11 @@ func escapeLabels(labels []*dto.LabelPair, scheme model.EscapingScheme, series b
 		name := lp.GetName()
 		switch {
 		case series && name == model.MetricNameLabel:
-			if v := lp.GetValue(); !legacyNameFast(v) && lp.Value != nil {
+			if v := lp.GetValue(); !legacyName(v) && lp.Value != nil {
 				out[i] = &dto.LabelPair{Name: lp.Name, Value: proto.String(EscapeMetricName(v, scheme))}
 				continue
 			}
-		case !legacyLabelNameFast(name) && lp.Name != nil:
+		case !legacyLabelName(name) && lp.Name != nil:
 			out[i] = &dto.LabelPair{Name: proto.String(EscapeLabelName(name, scheme)), Value: lp.Value}
 			continue
 		}

@@ -177,7 +177,7 @@ func LegacyNames(mf *dto.MetricFamily) bool {
 
 // legacyFamily is LegacyNames.
 func legacyFamily(mf *dto.MetricFamily) bool {
-	if !legacyNameFast(mf.GetName()) {
+	if !legacyName(mf.GetName()) {
 		return false
 	}
 	for _, m := range mf.Metric {
@@ -193,10 +193,10 @@ func legacyFamily(mf *dto.MetricFamily) bool {
 func legacyMetric(m *dto.Metric) bool {
 	for _, lp := range m.Label {
 		name := lp.GetName()
-		if name == model.MetricNameLabel && !legacyNameFast(lp.GetValue()) {
+		if name == model.MetricNameLabel && !legacyName(lp.GetValue()) {
 			return false
 		}
-		if !legacyLabelNameFast(name) {
+		if !legacyLabelName(name) {
 			return false
 		}
 	}
@@ -240,7 +240,7 @@ func legacyExemplars(m *dto.Metric) bool {
 // legacyLabels reports whether every name in labels is a legacy label name.
 func legacyLabels(labels []*dto.LabelPair) bool {
 	for _, lp := range labels {
-		if !legacyLabelNameFast(lp.GetName()) {
+		if !legacyLabelName(lp.GetName()) {
 			return false
 		}
 	}

@@ -15,7 +15,7 @@ func ValidMetricName(name string, utf8Names bool) bool {
 	if utf8Names {
 		return name != "" && utf8.ValidString(name)
 	}
-	return model.LegacyValidation.IsValidMetricName(name)
+	return legacyName(name)
 }
 
 // ValidLabelName reports whether name is a valid label name. Under the legacy
@@ -25,7 +25,31 @@ func ValidLabelName(name string, utf8Names bool) bool {
 	if utf8Names {
 		return name != "" && utf8.ValidString(name)
 	}
-	return model.LegacyValidation.IsValidLabelName(name)
+	return legacyLabelName(name)
+}
+
+// QuoteMetricName returns name as messages write it: bare when it is a
+// legacy metric name, otherwise Go-quoted, as Prometheus 3 writes a UTF-8
+// name, so that no name (a UTF-8 name may hold CR or LF) breaks a one-line
+// message.
+func QuoteMetricName(name string) string {
+	return quoteUnlessLegacy(name, legacyName(name))
+}
+
+// QuoteLabelName is QuoteMetricName for label names, whose legacy alphabet
+// has no ':'. A Matcher, a GroupKey and a series in an error message write
+// their label names with it.
+func QuoteLabelName(name string) string {
+	return quoteUnlessLegacy(name, legacyLabelName(name))
+}
+
+// quoteUnlessLegacy is the one rule QuoteMetricName and QuoteLabelName
+// share: a legacy name bare, any other name Go-quoted.
+func quoteUnlessLegacy(name string, legacy bool) string {
+	if legacy {
+		return name
+	}
+	return strconv.Quote(name)
 }
 
 // UnescapeLabelName decodes a label name written with the "U__"
@@ -39,19 +63,41 @@ func UnescapeLabelName(s string) string {
 
 // legacyName reports whether name is a legacy metric name
 // ([a-zA-Z_:][a-zA-Z0-9_:]*): every escaping scheme leaves such a metric
-// name alone, and the text formats write it bare.
+// name alone, and the text formats write it bare. It looks at bytes instead
+// of decoding runes, as model.LegacyValidation does, with the same answer:
+// every byte of a multi-byte rune, or of an invalid sequence, fails the check
+// as the rune would. Rendering asks it for every name it writes.
 func legacyName(name string) bool {
-	return model.LegacyValidation.IsValidMetricName(name)
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= '0' && c <= '9' && i > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // legacyLabelName reports whether name is a legacy label name
-// ([a-zA-Z_][a-zA-Z0-9_]*): every escaping scheme leaves such a label name
-// alone, and the text formats write it bare. ':' is a metric-name character
-// only: a label name holding one is escaped or quoted like any other
-// UTF-8 name (prometheus/common v0.72.1 checks label names with the
-// metric-name rule and writes x:y="1", which no parser accepts).
+// ([a-zA-Z_][a-zA-Z0-9_]*), by looking at bytes like legacyName: every
+// escaping scheme leaves such a label name alone, and the text formats write
+// it bare. ':' is a metric-name character only: a label name holding one is
+// escaped or quoted like any other UTF-8 name (prometheus/common v0.72.1
+// checks label names with the metric-name rule and writes x:y="1", which no
+// parser accepts).
 func legacyLabelName(name string) bool {
-	return model.LegacyValidation.IsValidLabelName(name)
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= '0' && c <= '9' && i > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // EscapingSchemes lists every name escaping a scrape can ask for

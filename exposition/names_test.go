@@ -56,6 +56,45 @@ func TestValidLabelName(t *testing.T) {
 	}
 }
 
+func TestLegacyNamesFollowThePrometheusLegacyRules(t *testing.T) {
+	for _, name := range []string{
+		"", "a", "_", ":", "a:b", "job:rate:5m", "0", "0a", "a0", "_0", ":0",
+		"a.b", "a-b", "a b", "ü", "aü", "a\xff", "\xff", "a\x00", "Z_9",
+		"\u00e9t\u00e9", "\xc3", "a\xc3\xa9",
+	} {
+		if got, want := legacyName(name), model.LegacyValidation.IsValidMetricName(name); got != want {
+			t.Errorf("legacyName(%q) = %v, model says %v", name, got, want)
+		}
+		if got, want := legacyLabelName(name), model.LegacyValidation.IsValidLabelName(name); got != want {
+			t.Errorf("legacyLabelName(%q) = %v, model says %v", name, got, want)
+		}
+	}
+}
+
+func TestQuoteNamesQuotesOnlyNamesThatAreNotLegacy(t *testing.T) {
+	tests := []struct {
+		name          string
+		in            string
+		metric, label string
+	}{
+		{"a legacy name is bare", "job", "job", "job"},
+		{"a colon is bare in a metric name only", "a:b", "a:b", `"a:b"`},
+		{"a dot is quoted", "a.b", `"a.b"`, `"a.b"`},
+		{"a line break is escaped so that the message stays one line", "a\nb", `"a\nb"`, `"a\nb"`},
+		{"an empty name is quoted", "", `""`, `""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := QuoteMetricName(tt.in); got != tt.metric {
+				t.Errorf("QuoteMetricName(%q) = %s, want %s", tt.in, got, tt.metric)
+			}
+			if got := QuoteLabelName(tt.in); got != tt.label {
+				t.Errorf("QuoteLabelName(%q) = %s, want %s", tt.in, got, tt.label)
+			}
+		})
+	}
+}
+
 func TestUnescapeLabelName(t *testing.T) {
 	tests := []struct {
 		name string

@@ -65,7 +65,7 @@ func appendSamples(dst []byte, mf *dto.MetricFamily, om bool) ([]byte, error) {
 	if name == "" {
 		return dst, errors.New("the family has no name")
 	}
-	w := lineWriter{name: name, quoted: !legacyNameFast(name), om: om}
+	w := lineWriter{name: name, quoted: !legacyName(name), om: om}
 	start := len(dst)
 	typ := mf.GetType()
 	for i, m := range mf.Metric {
@@ -303,7 +303,7 @@ func appendLabels(dst []byte, sep byte, labels []*dto.LabelPair) []byte {
 		dst = append(dst, sep)
 		sep = ','
 		ln := lp.GetName()
-		if legacyLabelNameFast(ln) {
+		if legacyLabelName(ln) {
 			dst = append(dst, ln...)
 		} else {
 			dst = append(dst, '"')
@@ -386,35 +386,4 @@ func appendOpenMetricsFloat(dst []byte, f float64) []byte {
 		}
 	}
 	return append(dst, '.', '0')
-}
-
-// legacyNameFast reports what legacyName reports, name matching
-// [a-zA-Z_:][a-zA-Z0-9_:]*, by looking at bytes instead of decoding runes:
-// any byte of a multi-byte rune fails the check as the rune would.
-func legacyNameFast(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= '0' && c <= '9' && i > 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// legacyLabelNameFast reports what legacyLabelName reports, name matching
-// [a-zA-Z_][a-zA-Z0-9_]*, by looking at bytes.
-func legacyLabelNameFast(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= '0' && c <= '9' && i > 0) {
-			return false
-		}
-	}
-	return true
 }

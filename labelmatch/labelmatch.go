@@ -14,7 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/prometheus/common/model"
+	"github.com/pushgate/pushgate/exposition"
 )
 
 // Op is a matcher's operator.
@@ -43,11 +43,7 @@ type Matcher struct {
 // legacy label name is quoted, as Prometheus 3 writes it, so that the result
 // parses back to the same matcher.
 func (m Matcher) String() string {
-	name := m.Name
-	if !model.LegacyValidation.IsValidLabelName(name) {
-		name = strconv.Quote(name)
-	}
-	return name + string(m.Op) + strconv.Quote(m.Value)
+	return exposition.QuoteLabelName(m.Name) + string(m.Op) + strconv.Quote(m.Value)
 }
 
 // Matches reports whether the label value v satisfies m. A label that is

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
@@ -225,17 +224,13 @@ func checkReservedLabels(typ dto.MetricType, labels []*dto.LabelPair) error {
 // names that are not legacy names quoted, as Prometheus 3 writes them.
 func seriesString(name string, labels []*dto.LabelPair) string {
 	var b strings.Builder
-	if model.LegacyValidation.IsValidMetricName(name) {
-		b.WriteString(name)
-	} else {
-		b.WriteString(strconv.Quote(name))
-	}
+	b.WriteString(exposition.QuoteMetricName(name))
 	b.WriteByte('{')
 	for i, lp := range labels {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeLabelName(&b, lp.GetName())
+		b.WriteString(exposition.QuoteLabelName(lp.GetName()))
 		b.WriteByte('=')
 		b.WriteString(strconv.Quote(lp.GetValue()))
 	}

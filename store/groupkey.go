@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/common/model"
+	"github.com/pushgate/pushgate/exposition"
 )
 
 // Label is one name/value pair of a grouping key or a series.
@@ -89,21 +89,10 @@ func (k GroupKey) String() string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeLabelName(&b, l.Name)
+		b.WriteString(exposition.QuoteLabelName(l.Name))
 		b.WriteByte('=')
 		b.WriteString(strconv.Quote(l.Value))
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// writeLabelName writes a label name for messages: bare when it is a legacy
-// label name, otherwise Go-quoted, so that no name (UTF-8 names may hold CR
-// or LF) breaks a one-line reason.
-func writeLabelName(b *strings.Builder, name string) {
-	if model.LegacyValidation.IsValidLabelName(name) {
-		b.WriteString(name)
-		return
-	}
-	b.WriteString(strconv.Quote(name))
 }

@@ -180,11 +180,7 @@ type labelBadge struct {
 // Text renders the badge as name="value", quoting a UTF-8 name as
 // Prometheus 3 does and escaping non-printable characters in the value.
 func (b labelBadge) Text() string {
-	name := b.Name
-	if !exposition.ValidLabelName(name, false) {
-		name = strconv.Quote(name)
-	}
-	return name + "=" + strconv.Quote(b.Value)
+	return exposition.QuoteLabelName(b.Name) + "=" + strconv.Quote(b.Value)
 }
 
 // badges orders labels for display: job first, instance second, the rest by
