@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,8 +48,25 @@ func NewGroupKey(labels map[string]string) GroupKey {
 }
 
 // ID returns the canonical encoding of the key: label names sorted, then
-// name, 0xFF, value, 0xFF, … with no trailing separator.
+// name, 0xFF, value, 0xFF, … with no trailing separator. ParseGroupKeyID
+// reverses it.
 func (k GroupKey) ID() string { return k.id }
+
+// ParseGroupKeyID returns the key whose ID is id: ParseGroupKeyID(k.ID())
+// is k for every key k. An id that does not split at 0xFF into name/value
+// pairs (the empty string included) is an error. Pairs need not be sorted,
+// and of a repeated name the last value counts.
+func ParseGroupKeyID(id string) (GroupKey, error) {
+	parts := strings.Split(id, keySeparator)
+	if len(parts)%2 != 0 {
+		return GroupKey{}, errors.New("not a list of label pairs")
+	}
+	labels := make(map[string]string, len(parts)/2)
+	for i := 0; i < len(parts); i += 2 {
+		labels[parts[i]] = parts[i+1]
+	}
+	return NewGroupKey(labels), nil
+}
 
 // Labels returns the grouping labels sorted by name. The slice must not be
 // modified.

@@ -28,15 +28,11 @@ func decodeGroupParam(s string) (store.GroupKey, error) {
 	if err != nil {
 		return store.GroupKey{}, fmt.Errorf("invalid group key %q: %w", s, err)
 	}
-	parts := strings.Split(string(raw), "\xff")
-	if len(raw) == 0 || len(parts)%2 != 0 {
-		return store.GroupKey{}, fmt.Errorf("invalid group key %q: not a list of label pairs", s)
+	k, err := store.ParseGroupKeyID(string(raw))
+	if err != nil {
+		return store.GroupKey{}, fmt.Errorf("invalid group key %q: %w", s, err)
 	}
-	m := make(map[string]string, len(parts)/2)
-	for i := 0; i < len(parts); i += 2 {
-		m[parts[i]] = parts[i+1]
-	}
-	return store.NewGroupKey(m), nil
+	return k, nil
 }
 
 // deletePath returns the push-API path that deletes the group, relative to

@@ -1,0 +1,50 @@
+package store
+
+import "testing"
+
+func TestParseGroupKeyIDReversesID(t *testing.T) {
+	for _, labels := range []map[string]string{
+		{"job": "a"},
+		{"job": "a", "instance": ""},
+		{"job": "", "x": "ü?=&/", "empty": ""},
+		{"job": "a", "a.b": "c\nd"},
+	} {
+		k := NewGroupKey(labels)
+		got, err := ParseGroupKeyID(k.ID())
+		if err != nil {
+			t.Fatalf("ParseGroupKeyID(%q): %v", k.ID(), err)
+		}
+		if got.ID() != k.ID() || got.String() != k.String() {
+			t.Errorf("ParseGroupKeyID(%q) = %s, want %s", k.ID(), got, k)
+		}
+	}
+}
+
+func TestParseGroupKeyID(t *testing.T) {
+	tests := []struct {
+		name    string
+		id      string
+		want    string // the key's String, when no error is wanted
+		wantErr bool
+	}{
+		{"an empty ID is not a key", "", "", true},
+		{"a name without a value is not a key", "job", "", true},
+		{"an odd number of parts is not a key", "job\xffa\xffinstance", "", true},
+		{"pairs out of order give the canonical key", "job\xffa\xffinstance\xffi", `{instance="i",job="a"}`, false},
+		{"of a repeated name the last value counts", "job\xffa\xffjob\xffb", `{job="b"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseGroupKeyID(tt.id)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("ParseGroupKeyID(%q) = %s, want an error", tt.id, got)
+				}
+				return
+			}
+			if err != nil || got.String() != tt.want {
+				t.Fatalf("ParseGroupKeyID(%q) = %s, %v; want %s", tt.id, got, err, tt.want)
+			}
+		})
+	}
+}
