@@ -26,9 +26,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/common/model"
-
-	"github.com/pushgate/pushgate/labelmatch"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -41,93 +38,6 @@ func (h *Handler) apiWipe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
-}
-
-// groupFilter selects groups by grouping-label selectors and the age of their
-// last successful push.
-type groupFilter struct {
-	// selectors are the match[] parameters, each a list of matchers that
-	// must all hold; a group must satisfy one of them (any, when none).
-	selectors [][]labelmatch.Matcher
-	// olderThan, when positive, selects groups whose last successful push
-	// is before now - olderThan.
-	olderThan time.Duration
-	now       time.Time
-}
-
-// matches reports whether g is selected.
-func (f groupFilter) matches(g *store.Group) bool {
-	if !f.matchesKey(g.Key()) {
-		return false
-	}
-	if f.olderThan > 0 {
-		pt := g.PushTime()
-		if !pt.IsZero() && !pt.Before(f.now.Add(-f.olderThan)) {
-			return false
-		}
-	}
-	return true
-}
-
-// matchesKey reports whether key satisfies one of the selectors.
-func (f groupFilter) matchesKey(key store.GroupKey) bool {
-	if len(f.selectors) == 0 {
-		return true
-	}
-	for _, sel := range f.selectors {
-		if matchesAll(sel, key) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchesAll reports whether every matcher holds for key.
-func matchesAll(ms []labelmatch.Matcher, key store.GroupKey) bool {
-	for _, m := range ms {
-		v, _ := key.Get(m.Name)
-		if !m.Matches(v) {
-			return false
-		}
-	}
-	return true
-}
-
-// parseGroupFilter reads match[] and older_than from the request's query.
-func parseGroupFilter(r *http.Request, now time.Time) (groupFilter, error) {
-	q := r.URL.Query()
-	f := groupFilter{now: now}
-	for _, s := range q["match[]"] {
-		ms, err := labelmatch.Parse(s)
-		if err != nil {
-			return f, err
-		}
-		f.selectors = append(f.selectors, ms)
-	}
-	if s := q.Get("older_than"); s != "" {
-		d, err := parseDuration(s)
-		if err != nil {
-			return f, fmt.Errorf("invalid older_than %q: %w", s, err)
-		}
-		if d <= 0 {
-			return f, fmt.Errorf("invalid older_than %q: must be positive", s)
-		}
-		f.olderThan = d
-	}
-	return f, nil
-}
-
-// parseDuration accepts Prometheus durations ("90s", "2h", "1d", "1w",
-// "1h30m") and Go durations ("1.5h").
-func parseDuration(s string) (time.Duration, error) {
-	if d, err := model.ParseDuration(s); err == nil {
-		return time.Duration(d), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, errors.New(`not a duration like "90s", "2h", "1d"`)
-	}
-	return d, nil
 }
 
 // adminGroup is one group in an admin groups response.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,14 +31,17 @@ type indexQuery struct {
 	Page      int
 	PerPage   int
 
-	staleAfter time.Duration
-	matchers   []labelmatch.Matcher // when Q parses as matchers
-	terms      []string             // otherwise: lower-case substrings, all required
+	// filter holds Q as its one selector when Q parses as matchers, and
+	// the stale threshold: what the admin API's delete button sends, so
+	// the page counts as stale exactly the groups the button deletes.
+	filter groupFilter
+	terms  []string // when Q is not matchers: lower-case substrings, all required
 }
 
-// parseIndexQuery reads the index page's parameters. Bad values are
-// reported in the page, not as an error status: the user fixes the form.
-func parseIndexQuery(v url.Values) (indexQuery, []string) {
+// parseIndexQuery reads the index page's parameters; staleness is judged as
+// of now. Bad values are reported in the page, not as an error status: the
+// user fixes the form.
+func parseIndexQuery(v url.Values, now time.Time) (indexQuery, []string) {
 	var problems []string
 	q := indexQuery{
 		Q:         strings.TrimSpace(v.Get("q")),
@@ -47,6 +50,7 @@ func parseIndexQuery(v url.Values) (indexQuery, []string) {
 		StaleOnly: v.Get("stale_only") != "",
 		Page:      1,
 		PerPage:   defaultPerPage,
+		filter:    groupFilter{now: now},
 	}
 	switch q.Sort {
 	case "key", "age", "recent":
@@ -76,32 +80,34 @@ func parseIndexQuery(v url.Values) (indexQuery, []string) {
 			problems = append(problems, fmt.Sprintf("invalid stale threshold %q: use a duration like 30m, 6h or 2d", q.Stale))
 			q.Stale = ""
 		} else {
-			q.staleAfter = d
+			q.filter.olderThan = d
 		}
 	}
-	if q.StaleOnly && q.staleAfter == 0 {
+	if q.StaleOnly && q.filter.olderThan == 0 {
 		q.StaleOnly = false
 	}
 	if q.Q != "" {
+		var matchers []labelmatch.Matcher
 		if ms, err := labelmatch.Parse(q.Q); err == nil {
-			q.matchers = ms
+			matchers = ms
 		} else if strings.ContainsAny(q.Q, "{}~\"") {
 			// It looks like matcher syntax: say what is wrong with it,
 			// then filter by text anyway.
 			problems = append(problems, err.Error()+"; filtering by text instead")
 		}
-		if q.matchers == nil {
+		if matchers != nil {
+			q.filter.selectors = [][]labelmatch.Matcher{matchers}
+		} else {
 			q.terms = strings.Fields(strings.ToLower(q.Q))
 		}
 	}
 	return q, problems
 }
 
-// matches reports whether the group key passes the text or matcher filter.
+// matches reports whether the group key passes the text or matcher filter
+// (the stale threshold aside).
 func (q indexQuery) matches(k store.GroupKey) bool {
-	// The filter is one selector: the admin API's delete link sends it as
-	// the one match[], which selects the same groups.
-	if !matchesAll(q.matchers, k) {
+	if !q.filter.matchesKey(k) {
 		return false
 	}
 	for _, t := range q.terms {
@@ -118,17 +124,6 @@ func (q indexQuery) matches(k store.GroupKey) bool {
 		}
 	}
 	return true
-}
-
-// isStale reports whether a group's last successful push is older than the
-// threshold (a group that never had one is stale), by the same rule as the
-// admin API's older_than.
-func (q indexQuery) isStale(g *store.Group, now time.Time) bool {
-	if q.staleAfter == 0 {
-		return false
-	}
-	pt := g.PushTime()
-	return pt.IsZero() || pt.Before(now.Add(-q.staleAfter))
 }
 
 // url returns the index URL for q with the given changes applied.
@@ -208,7 +203,7 @@ type indexPage struct {
 // stale threshold and paging.
 func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
-	q, problems := parseIndexQuery(r.URL.Query())
+	q, problems := parseIndexQuery(r.URL.Query(), now)
 	meta := h.meta("Groups")
 	all := h.store().Groups()
 	page := indexPage{pageMeta: meta, Query: q, Problems: problems, Total: len(all)}
@@ -218,7 +213,7 @@ func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 		if !q.matches(g.Key()) {
 			continue
 		}
-		stale := q.isStale(g, now)
+		stale := q.filter.isOld(g)
 		if stale {
 			page.StaleCount++
 		}
@@ -228,13 +223,7 @@ func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 		matched = append(matched, g)
 	}
 	page.Matched = len(matched)
-	sortGroupsByKey(matched)
-	switch q.Sort {
-	case "age": // oldest successful push first; never pushed first of all
-		sort.SliceStable(matched, func(i, j int) bool { return matched[i].PushTime().Before(matched[j].PushTime()) })
-	case "recent":
-		sort.SliceStable(matched, func(i, j int) bool { return matched[i].PushTime().After(matched[j].PushTime()) })
-	}
+	slices.SortFunc(matched, indexOrder(q.Sort))
 
 	page.Pages = max(1, (len(matched)+q.PerPage-1)/q.PerPage)
 	page.Page = min(q.Page, page.Pages)
@@ -251,7 +240,7 @@ func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 			Labels:   badges(g.Key().Labels()),
 			PushTime: formatTime(pt),
 			Age:      "never",
-			Stale:    q.isStale(g, now),
+			Stale:    q.filter.isOld(g),
 			Failed:   !g.LastPushSuccessful(),
 			Series:   g.SeriesCount(),
 		}
@@ -277,7 +266,7 @@ func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	if meta.Admin && page.StaleCount > 0 {
 		switch {
-		case q.Q == "" || q.matchers != nil:
+		case q.Q == "" || len(q.filter.selectors) > 0:
 			v := url.Values{}
 			if q.Q != "" {
 				v.Set("match[]", q.Q)
@@ -289,4 +278,29 @@ func (h *Handler) uiIndex(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.render(w, r, http.StatusOK, h.ui.index, page)
+}
+
+// indexOrder returns the order of the index table for a sort choice, in
+// one comparison so that the table is sorted once: by key (see
+// compareGroupKeys); by age, oldest successful push first (never pushed
+// first of all), then by key; or by recency, newest first, then by key.
+func indexOrder(sortBy string) func(a, b *store.Group) int {
+	byKey := func(a, b *store.Group) int { return compareGroupKeys(a.Key(), b.Key()) }
+	switch sortBy {
+	case "age":
+		return func(a, b *store.Group) int {
+			if c := a.PushTime().Compare(b.PushTime()); c != 0 {
+				return c
+			}
+			return byKey(a, b)
+		}
+	case "recent":
+		return func(a, b *store.Group) int {
+			if c := b.PushTime().Compare(a.PushTime()); c != 0 {
+				return c
+			}
+			return byKey(a, b)
+		}
+	}
+	return byKey
 }

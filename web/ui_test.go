@@ -128,6 +128,20 @@ func TestUIIndexSortsByAge(t *testing.T) {
 	}
 }
 
+func TestUIIndexSortsGroupsOfOneAgeByKey(t *testing.T) {
+	h, st := apiTestHandler(t)
+	// Pushed at one instant, in an order that is neither the natural nor
+	// the canonical ID order.
+	for _, job := range []string{"db2", "db10", "db1"} {
+		apiPushText(t, st, apiT0, "a 1\n", "job", job)
+	}
+	for _, sort := range []string{"key", "age", "recent"} {
+		if got := strings.Join(uiRows(uiGet(t, h, "/?sort="+sort, http.StatusOK)), ","); got != "db1,db2,db10" {
+			t.Errorf("sort=%s: rows %s, want db1,db2,db10", sort, got)
+		}
+	}
+}
+
 func TestUIIndexHighlightsAndOffersToDeleteStaleGroups(t *testing.T) {
 	h, _ := adminFixture(t, true)
 	page := uiGet(t, h, "/?stale=2h", http.StatusOK)
