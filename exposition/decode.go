@@ -136,49 +136,10 @@ func DecodePooled(r io.Reader, contentType string, opts DecodeOptions) (*Decoded
 
 // decode is Decode, or DecodePooled when pooled is set.
 func decode(r io.Reader, contentType string, opts DecodeOptions, pooled bool) (*Decoded, error) {
-	if opts.MaxBytes > 0 {
-		r = &limitedReader{r: r, left: opts.MaxBytes, max: opts.MaxBytes}
-	}
 	if IsProtobuf(contentType) {
 		return decodeProtobuf(r, opts, pooled)
 	}
 	return decodeText(r, opts, pooled)
-}
-
-// limitedReader reads from r until more than max bytes have been seen, then
-// fails with an error wrapping ErrTooLarge. Unlike io.LimitReader it tells a
-// body of exactly max bytes from a longer one.
-type limitedReader struct {
-	r    io.Reader
-	left int64
-	max  int64
-}
-
-// Read implements io.Reader.
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if l.left <= 0 {
-		// The limit is reached: read one more byte to learn whether the
-		// body ends here.
-		var one [1]byte
-		for {
-			n, err := l.r.Read(one[:])
-			if n > 0 {
-				return 0, fmt.Errorf("body exceeds the limit of %d bytes: %w", l.max, ErrTooLarge)
-			}
-			if err != nil {
-				return 0, err
-			}
-		}
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
 }
 
 // textDecoder is the memory one text body is decoded into: the body and
@@ -269,35 +230,37 @@ func decodeText(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, error) 
 	return nil, err
 }
 
-// readBody reads r to its end into buf. The buffer grows by doubling but
-// never past maxBytes (0: no limit): with bytes.Buffer.ReadFrom a body
-// refused at the 64 MiB default grew the buffer to 128 MiB and the process
-// peaked at 274 MiB (e2e/abuse_test.go, gzip bomb); capped, the refusal
-// costs at most the limit plus the half-size buffer it grew from.
+// readBody reads r to its end into buf, and is where DecodeOptions.MaxBytes
+// is enforced: a body longer than maxBytes (0: no limit) is an error
+// wrapping ErrTooLarge, and no more than maxBytes bytes are read into buf,
+// also when a pooled buf is larger. The buffer grows by doubling but never
+// past maxBytes: with bytes.Buffer.ReadFrom a body refused at the 64 MiB
+// default grew the buffer to 128 MiB and the process peaked at 274 MiB
+// (e2e/abuse_test.go, gzip bomb); capped, the refusal costs at most the
+// limit plus the half-size buffer it grew from.
 func readBody(buf *bytes.Buffer, r io.Reader, maxBytes int64) error {
 	const minRead = 16 << 10
 	for {
+		if maxBytes > 0 && int64(buf.Len()) >= maxBytes {
+			// The buffer holds maxBytes: one more byte decides between
+			// a body of exactly the limit and a longer one.
+			var one [1]byte
+			n, err := r.Read(one[:])
+			if n > 0 {
+				return fmt.Errorf("body exceeds the limit of %d bytes: %w", maxBytes, ErrTooLarge)
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if buf.Available() == 0 {
 			size := max(2*buf.Cap(), minRead)
 			if maxBytes > 0 && int64(size) > maxBytes {
 				size = int(maxBytes)
-			}
-			if size <= buf.Len() {
-				// The buffer holds maxBytes: one more byte decides
-				// between a body of exactly the limit and a longer one
-				// (the limiting reader answers ErrTooLarge).
-				var one [1]byte
-				n, err := r.Read(one[:])
-				if n > 0 {
-					return fmt.Errorf("body exceeds the limit of %d bytes: %w", maxBytes, ErrTooLarge)
-				}
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				continue
 			}
 			// An exact-size copy: bytes.Buffer.Grow may round up past
 			// the limit.
@@ -306,6 +269,9 @@ func readBody(buf *bytes.Buffer, r io.Reader, maxBytes int64) error {
 			*buf = *grown
 		}
 		free := buf.AvailableBuffer()[:buf.Available()]
+		if maxBytes > 0 {
+			free = free[:min(int64(len(free)), maxBytes-int64(buf.Len()))]
+		}
 		n, err := r.Read(free)
 		buf.Write(free[:n])
 		if errors.Is(err, io.EOF) {

@@ -39,3 +39,29 @@ func TestReadBodyNeverGrowsPastTheLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestReadBodyEnforcesTheLimitInALargerReusedBuffer(t *testing.T) {
+	cases := []struct {
+		name   string
+		size   int
+		tooBig bool
+	}{
+		{"a body of exactly the limit is accepted", 1000, false},
+		{"one byte past the limit is refused", 1001, true},
+		{"a body far past the limit is refused", 50_000, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// A pooled decoder's buffer keeps the capacity of an earlier,
+			// larger body.
+			buf := bytes.NewBuffer(make([]byte, 0, 64<<10))
+			err := readBody(buf, strings.NewReader(strings.Repeat("x", tc.size)), 1000)
+			if tc.tooBig != errors.Is(err, ErrTooLarge) {
+				t.Fatalf("err = %v, want too large: %v", err, tc.tooBig)
+			}
+			if buf.Len() > 1000 {
+				t.Errorf("read %d bytes into the buffer, more than the limit", buf.Len())
+			}
+		})
+	}
+}
