@@ -53,7 +53,7 @@ func AppendBody(dst []byte, mf *dto.MetricFamily, f Format) ([]byte, error) {
 		return dst, nil
 	}
 	name := mf.GetName()
-	if f.scheme != model.NoEscaping && !legacyFamily(mf) {
+	if f.scheme != model.NoEscaping && !LegacyNames(mf) {
 		// Slow path: a copy of the family with its names escaped. Plain
 		// families (every push without UTF-8 names) never come here.
 		mf = escapeFamily(mf, f.scheme)

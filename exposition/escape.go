@@ -12,7 +12,7 @@ import (
 // mf is not modified. It is for formats rendered from whole families, such
 // as the protobuf text formats; AppendBody escapes by itself.
 func EscapeFamily(mf *dto.MetricFamily, scheme model.EscapingScheme) *dto.MetricFamily {
-	if scheme == model.NoEscaping || legacyFamily(mf) {
+	if scheme == model.NoEscaping || LegacyNames(mf) {
 		return mf
 	}
 	return escapeFamily(mf, scheme)

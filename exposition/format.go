@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/munnerz/goautoneg"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -154,95 +153,4 @@ func (f Format) Encoding() Encoding {
 // String returns f's Content-Type.
 func (f Format) String() string {
 	return f.contentType
-}
-
-// Plain reports whether rendering mf in f gives the same bytes as rendering
-// it in NewFormat(f.Encoding()), that is whether name escaping is a no-op for
-// mf in f. It holds when f asks for no escaping (escaping=allow-utf-8: names
-// are then quoted where needed, in every encoding, exactly as the cached
-// rendering quotes them) or when every name in mf is a legacy name, which
-// every escaping scheme leaves alone (see LegacyNames).
-func (f Format) Plain(mf *dto.MetricFamily) bool {
-	return f.scheme == model.NoEscaping || legacyFamily(mf)
-}
-
-// LegacyNames reports whether every name in mf is a legacy name of its kind,
-// so that no escaping scheme changes it and no format quotes it: the family
-// name and any __name__ label value a legacy metric name
-// ([a-zA-Z_:][a-zA-Z0-9_:]*), every label name, exemplar label names
-// included, a legacy label name ([a-zA-Z_][a-zA-Z0-9_]*, no ':').
-func LegacyNames(mf *dto.MetricFamily) bool {
-	return legacyFamily(mf)
-}
-
-// legacyFamily is LegacyNames.
-func legacyFamily(mf *dto.MetricFamily) bool {
-	if !legacyName(mf.GetName()) {
-		return false
-	}
-	for _, m := range mf.Metric {
-		if !legacyMetric(m) {
-			return false
-		}
-	}
-	return true
-}
-
-// legacyMetric reports whether every name in m is a legacy name of its
-// kind (see LegacyNames).
-func legacyMetric(m *dto.Metric) bool {
-	for _, lp := range m.Label {
-		name := lp.GetName()
-		if name == model.MetricNameLabel && !legacyName(lp.GetValue()) {
-			return false
-		}
-		if !legacyLabelName(name) {
-			return false
-		}
-	}
-	return legacyExemplars(m)
-}
-
-// LegacyExemplarNames reports whether every exemplar label name in mf is a
-// legacy label name: the part of LegacyNames that a check of the series'
-// names leaves out, since exemplars are no part of a series.
-func LegacyExemplarNames(mf *dto.MetricFamily) bool {
-	for _, m := range mf.Metric {
-		if !legacyExemplars(m) {
-			return false
-		}
-	}
-	return true
-}
-
-// legacyExemplars reports whether every exemplar label name in m (a
-// counter's exemplar, a histogram's bucket and native exemplars) is a legacy
-// label name. Exemplar labels are written in OpenMetrics and protobuf.
-func legacyExemplars(m *dto.Metric) bool {
-	if c := m.Counter; c != nil && c.Exemplar != nil && !legacyLabels(c.Exemplar.Label) {
-		return false
-	}
-	if h := m.Histogram; h != nil {
-		for _, b := range h.Bucket {
-			if b.Exemplar != nil && !legacyLabels(b.Exemplar.Label) {
-				return false
-			}
-		}
-		for _, e := range h.Exemplars {
-			if e != nil && !legacyLabels(e.Label) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// legacyLabels reports whether every name in labels is a legacy label name.
-func legacyLabels(labels []*dto.LabelPair) bool {
-	for _, lp := range labels {
-		if !legacyLabelName(lp.GetName()) {
-			return false
-		}
-	}
-	return true
 }

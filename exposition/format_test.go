@@ -139,35 +139,27 @@ func exemplarCounter(name string) *dto.MetricFamily {
 	}}}
 }
 
-func TestPlain(t *testing.T) {
-	legacy := gaugeFamily("m", 1, "l", "v")
-	utf8Metric := gaugeFamily("my.metric", 1, "l", "v")
-	utf8Label := gaugeFamily("m", 1, "lab.el", "v")
-	colonLabel := gaugeFamily("m", 1, "a:b", "v")
-	accept := func(a string) Format { return Negotiate(http.Header{"Accept": {a}}) }
-	underscores := accept("text/plain;version=0.0.4")
-	allowUTF8 := accept("text/plain;version=0.0.4;escaping=allow-utf-8")
+func TestLegacyNames(t *testing.T) {
+	nameLabel := gaugeFamily("m", 1, "l", "v")
+	nameLabel.Metric[0].Label = append(nameLabel.Metric[0].Label, &dto.LabelPair{Name: proto.String("__name__"), Value: proto.String("a.b")})
 	tests := []struct {
 		name string
-		f    Format
 		mf   *dto.MetricFamily
 		want bool
 	}{
-		{"legacy names are plain under underscores", underscores, legacy, true},
-		{"legacy names are plain under allow-utf-8", allowUTF8, legacy, true},
-		{"a UTF-8 metric name is not plain under underscores", underscores, utf8Metric, false},
-		{"a UTF-8 label name is not plain under underscores", underscores, utf8Label, false},
-		{"a UTF-8 metric name is plain under allow-utf-8", allowUTF8, utf8Metric, true},
-		{"a UTF-8 label name is plain under allow-utf-8", allowUTF8, utf8Label, true},
-		{"a colon in a label name is escaped, so not plain, under underscores", underscores, colonLabel, false},
-		{"a colon in a metric name is plain under underscores", underscores, gaugeFamily("ns:m", 1, "l", "v"), true},
-		{"a UTF-8 exemplar label name is not plain under underscores", underscores, exemplarCounter("trace.id"), false},
-		{"a legacy exemplar label name is plain under underscores", underscores, exemplarCounter("trace_id"), true},
+		{"legacy names are plain", gaugeFamily("m", 1, "l", "v"), true},
+		{"a UTF-8 metric name is not plain", gaugeFamily("my.metric", 1, "l", "v"), false},
+		{"a UTF-8 label name is not plain", gaugeFamily("m", 1, "lab.el", "v"), false},
+		{"a colon in a label name is not plain", gaugeFamily("m", 1, "a:b", "v"), false},
+		{"a colon in a metric name is plain", gaugeFamily("ns:m", 1, "l", "v"), true},
+		{"a UTF-8 __name__ label value is not plain", nameLabel, false},
+		{"a UTF-8 exemplar label name is not plain", exemplarCounter("trace.id"), false},
+		{"a legacy exemplar label name is plain", exemplarCounter("trace_id"), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.f.Plain(tt.mf); got != tt.want {
-				t.Errorf("Plain = %v, want %v", got, tt.want)
+			if got := LegacyNames(tt.mf); got != tt.want {
+				t.Errorf("LegacyNames = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -38,9 +38,9 @@ type Family struct {
 	// time.Time is three words and holds a pointer.
 	lastPush int64
 	typ      dto.MetricType
-	// plain is true when every name in the family is a legacy name, so its
-	// rendering does not depend on the scrape's escaping scheme and can be
-	// cached per encoding.
+	// plain is true when every name in the family is a legacy name
+	// (exposition.LegacyNames), so its rendering does not depend on the
+	// scrape's escaping scheme and can be cached per encoding.
 	plain bool
 	// packed holds the s2 block of the protobuf bytes of field 4 for every
 	// metric.
@@ -116,12 +116,9 @@ func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known b
 		meta:     unique.Make(familyMeta{name: mf.GetName(), help: mf.GetHelp(), unit: mf.GetUnit()}),
 		typ:      mf.GetType(),
 		lastPush: timeNanos(at),
-		// Exemplar labels are no part of a series, so the checks that
-		// decide pf.plain do not look at them; OpenMetrics and
-		// protobuf write them, so their names count too.
-		plain:  pf.plain && exposition.LegacyExemplarNames(mf),
-		series: pf.series,
-		labels: pf.labels,
+		plain:    pf.plain,
+		series:   pf.series,
+		labels:   pf.labels,
 	}
 	// Encode into the scratch buffers and keep exact-size copies:
 	// appending leaves up to half of a buffer's capacity unused, which at
@@ -292,21 +289,4 @@ func (f *Family) dropProtobufBody() {
 // family's protobuf bytes as they are: the family needs no escaping.
 func (f *Family) streamsProtobuf(fm exposition.Format) bool {
 	return f.plain && fm.Encoding() == exposition.EncodingProtobuf
-}
-
-// isPlain reports whether all names of mf's series are legacy names: the
-// metric name a legacy metric name, every label name a legacy label name
-// (no ':'). Exemplar labels are left to newFamily.
-func isPlain(mf *dto.MetricFamily) bool {
-	if !exposition.ValidMetricName(mf.GetName(), false) {
-		return false
-	}
-	for _, m := range mf.GetMetric() {
-		for _, lp := range m.GetLabel() {
-			if !exposition.ValidLabelName(lp.GetName(), false) {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -189,10 +189,10 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	}
 }
 
-// TestPreparedPlainIsIsPlain checks the shortcut prepare takes for plain:
-// whatever the name rules and grouping key, it must say what isPlain says
-// of the sanitized family.
-func TestPreparedPlainIsIsPlain(t *testing.T) {
+// TestPreparedPlainIsLegacyNames checks the shortcut prepare takes for
+// plain: whatever the name rules and grouping key, it must say what
+// exposition.LegacyNames says of the sanitized family.
+func TestPreparedPlainIsLegacyNames(t *testing.T) {
 	bodies := []string{
 		"# TYPE a counter\na{x=\"1\"} 1\n",
 		"{\"a.b\",\"c.d\"=\"1\"} 2\n",
@@ -216,8 +216,8 @@ func TestPreparedPlainIsIsPlain(t *testing.T) {
 					continue // Refused under the legacy rules: nothing to render.
 				}
 				for _, pf := range prepared {
-					if want := isPlain(pf.mf); pf.plain != want {
-						t.Errorf("utf8Names=%v body %q key %v: plain %v, isPlain %v", utf8Names, body, km, pf.plain, want)
+					if want := exposition.LegacyNames(pf.mf); pf.plain != want {
+						t.Errorf("utf8Names=%v body %q key %v: plain %v, LegacyNames %v", utf8Names, body, km, pf.plain, want)
 					}
 				}
 			}

@@ -125,7 +125,7 @@ func (s *Store) timeFamily(name string, key GroupKey, t time.Time, enc expositio
 	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
-	pf := preparedFamily{mf: mf, series: []uint64{seriesHash(&h, name, labels)}, plain: isPlain(mf)}
+	pf := preparedFamily{mf: mf, series: []uint64{seriesHash(&h, name, labels)}, plain: exposition.LegacyNames(mf)}
 	if s.opts.UTF8Names {
 		pf.labels = familyLabelNames(mf)
 	}

@@ -7,7 +7,7 @@ import (
 	"unique"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/model"
+	"github.com/pushgate/pushgate/exposition"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/pushgate/pushgate/journal"
@@ -104,14 +104,14 @@ func (s *Store) storedFamily(sf storedFamily, h *maphash.Hash, sc *scratch) (*Fa
 		meta:     unique.Make(familyMeta{name: name, help: sf.mf.GetHelp(), unit: sf.mf.GetUnit()}),
 		typ:      sf.mf.GetType(),
 		lastPush: timeNanos(sf.lastPush),
-		plain:    model.LegacyValidation.IsValidMetricName(name),
+		plain:    exposition.ValidMetricName(name, false),
 	}
 	err := storedSeries(sf.metrics, func(labels []storedLabel) {
 		h.Reset()
 		h.WriteString(name)
 		for _, l := range labels {
 			hashLabel(h, l.name, l.value)
-			f.plain = f.plain && model.LegacyValidation.IsValidLabelName(string(l.name))
+			f.plain = f.plain && exposition.ValidLabelName(string(l.name), false)
 			if s.opts.UTF8Names && !slices.Contains(f.labels, string(l.name)) {
 				f.labels = append(f.labels, string(l.name))
 			}
