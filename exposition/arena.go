@@ -10,12 +10,13 @@ import (
 // (hint), so a small body does not pay for a large chunk and at most about
 // half of the memory is unused.
 //
-// The chunks of a body either go with its families (detach: the caller owns
-// them) or, once the caller has released the families, are zeroed and
-// handed out again for the next body (rewind): a pooled parser then decodes
-// a push of the batch-job payload without allocating any dto object.
+// Once the caller has released the families of a body, the chunks are
+// zeroed and handed out again for the next body (rewind): a pooled parser
+// then decodes a push of the batch-job payload without allocating any dto
+// object. Families that are never released keep the chunks, and the arena
+// with them.
 type arena[T any] struct {
-	chunks [][]T // every chunk since the last detach
+	chunks [][]T // every chunk allocated
 	used   int   // chunks[:used] have been handed out from
 	free   []T   // the rest of chunks[used-1]
 	size   int   // size of the last chunk allocated
@@ -65,10 +66,6 @@ func (a *arena[T]) slice(n, hint int) []T {
 	a.free = a.free[n:]
 	return s
 }
-
-// detach forgets every chunk: the families of the previous body point into
-// them and now own them.
-func (a *arena[T]) detach() { *a = arena[T]{} }
 
 // rewind makes the chunks handed out since the last rewind available again.
 // The caller must no longer use anything they held. Each used object is

@@ -71,29 +71,33 @@ func IsProtobuf(contentType string) bool {
 // metrics are dropped. Every returned family has its Type set, and each of
 // its metrics carries the value field of that type.
 //
-// The metric names, label names and values and HELP texts of a decoded
-// body are substrings of one copy of the body (unless they held escapes,
-// or a protobuf message was left to proto.Unmarshal); a caller that keeps a
-// few of them for long should clone them.
-// The result owns its memory; DecodePooled borrows it instead.
+// The body is read into a pooled buffer and parsed without a copy, into dto
+// objects carved out of pooled arenas: the metric names, label names and
+// values and HELP texts are substrings of the buffer (unless they held
+// escapes, or a protobuf message was left to proto.Unmarshal). A caller
+// that calls Decoded.Release once it no longer needs the families lets the
+// next push reuse all of that, which on the 74-sample batch-job payload
+// saves nearly every allocation (BenchmarkDecodePooledText,
+// BenchmarkDecodePooledProtobuf); a caller that never calls it keeps the
+// memory for good, and the garbage collector takes it with the families.
+// On an error nothing is borrowed and the error's text is a copy.
 //
 // Errors are one line and name the offending part, for example
 // `text format parsing error in line 3: expected float as value, got "x"`
 // or `invalid metric name "a.b"`.
-func Decode(r io.Reader, contentType string, opts DecodeOptions) ([]*dto.MetricFamily, error) {
-	d, err := decode(r, contentType, opts, false)
-	if err != nil {
-		return nil, err
+func Decode(r io.Reader, contentType string, opts DecodeOptions) (*Decoded, error) {
+	if IsProtobuf(contentType) {
+		return decodeProtobuf(r, opts)
 	}
-	return d.Families, nil
+	return decodeText(r, opts)
 }
 
 // Decoded is a decoded push body whose memory is borrowed from a pool: the
 // families, their dto objects and the label strings of a text body live in
 // buffers that later pushes reuse once Release is called.
 type Decoded struct {
-	// Families holds the body's metric families sorted by name, as Decode
-	// returns them. The caller may modify them until Release.
+	// Families holds the body's metric families sorted by name. The
+	// caller may modify them until Release.
 	Families []*dto.MetricFamily
 	// KnownFields reports that no message of Families holds unknown
 	// protobuf fields: true for text bodies, and for protobuf bodies read
@@ -110,7 +114,9 @@ type Decoded struct {
 // pair, nor any string read from them (names, label names and values, HELP
 // texts), because the next push overwrites them. Whatever outlives the push
 // must be copied before: the store keeps only bytes it encodes itself and
-// names it interns, and builds its error messages as new strings.
+// names it interns, and builds its error messages as new strings. A push
+// calls it once it is done with the families, including when its own
+// processing of them failed.
 // Calling Release again, or on a nil *Decoded, does nothing.
 func (d *Decoded) Release() {
 	if d == nil {
@@ -123,28 +129,9 @@ func (d *Decoded) Release() {
 	}
 }
 
-// DecodePooled is Decode into pooled memory: it returns the same families,
-// but text and protobuf bodies are parsed without copying the body and into
-// dto objects that the previous pushes released, which on the 74-sample
-// batch-job payload saves nearly all of Decode's bytes and allocations (see
-// BenchmarkDecodePooledText and BenchmarkDecodePooledProtobuf). The caller must call Release once it no longer
-// needs the families, including when its own processing of them failed.
-// On an error nothing is borrowed and the error's text is a copy.
-func DecodePooled(r io.Reader, contentType string, opts DecodeOptions) (*Decoded, error) {
-	return decode(r, contentType, opts, true)
-}
-
-// decode is Decode, or DecodePooled when pooled is set.
-func decode(r io.Reader, contentType string, opts DecodeOptions, pooled bool) (*Decoded, error) {
-	if IsProtobuf(contentType) {
-		return decodeProtobuf(r, opts, pooled)
-	}
-	return decodeText(r, opts, pooled)
-}
-
 // textDecoder is the memory one text body is decoded into: the body and
 // the parser with its arenas. It goes back to textDecoders when the
-// families are released (or, for Decode, at once, without the arenas).
+// families are released.
 type textDecoder struct {
 	buf    bytes.Buffer
 	parser *textParser
@@ -178,47 +165,33 @@ func (d *textDecoder) put() {
 // expfmt when textParser leaves the body to it. The parsers validate metric
 // and label names under the chosen scheme and label values as UTF-8.
 //
-// Pooled, the parser slices the read buffer itself (through unsafe.String)
-// and the families point into the parser's arenas; both go back to the
-// pool on Release, which rewinds the arenas. Otherwise the families own a
-// copy of the body and the arenas they point into, and the decoder goes
-// back to the pool at once.
-func decodeText(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, error) {
+// The parser slices the read buffer itself (through unsafe.String) and the
+// families point into the parser's arenas; both go back to the pool on
+// Release, which rewinds the arenas.
+func decodeText(r io.Reader, opts DecodeOptions) (*Decoded, error) {
 	d := textDecoders.Get().(*textDecoder)
 	d.buf.Reset()
 	if err := readBody(&d.buf, r, opts.MaxBytes); err != nil {
 		d.put()
 		return nil, fmt.Errorf("read body: %w", err)
 	}
-	var body string
-	if pooled {
-		body = unsafe.String(unsafe.SliceData(d.buf.Bytes()), d.buf.Len())
-	} else {
-		body = d.buf.String()
-	}
+	body := unsafe.String(unsafe.SliceData(d.buf.Bytes()), d.buf.Len())
 
 	p := d.parser
 	p.utf8Names, p.maxSeries = opts.UTF8Names, opts.MaxSeries
 	families, err := p.parse(body)
 	if err == nil {
 		sortByName(families)
-		if !pooled {
-			p.Reset(false, 0) // The families keep the arenas.
-			d.put()
-			return &Decoded{Families: families, KnownFields: true}, nil
-		}
 		return &Decoded{Families: families, KnownFields: true, release: func() {
-			p.Rewind(false, 0)
+			p.Rewind()
 			d.put()
 		}}, nil
 	}
 	// Nothing is borrowed past this point: error texts are copies, and the
 	// expfmt fallback copies every string it keeps.
-	p.Rewind(false, 0)
+	p.Rewind()
 	if errors.Is(err, errFallback) {
-		if pooled {
-			body = strings.Clone(body)
-		}
+		body = strings.Clone(body)
 		d.put()
 		families, err = decodeTextExpfmt(body, opts.UTF8Names, opts.MaxSeries)
 		if err != nil {

@@ -150,7 +150,7 @@ func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, 
 	}
 	cr := &countingReader{r: src}
 	opts := exposition.DecodeOptions{UTF8Names: utf8Names, MaxBytes: maxBytes}
-	fams, err := exposition.Decode(cr, contentType, opts)
+	decoded, err := exposition.Decode(cr, contentType, opts)
 	if cr.n > maxBytes+1 {
 		t.Fatalf("read %d bytes with a limit of %d", cr.n, maxBytes)
 	}
@@ -167,6 +167,7 @@ func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, 
 	if tooLong {
 		t.Fatalf("%d-byte body accepted with a limit of %d", len(body), maxBytes)
 	}
+	fams := decoded.Families
 	for i, mf := range fams {
 		if i > 0 && fams[i-1].GetName() >= mf.GetName() {
 			t.Fatalf("families not sorted or repeated: %q then %q", fams[i-1].GetName(), mf.GetName())
@@ -210,7 +211,7 @@ func requireReencodes(t *testing.T, fams []*dto.MetricFamily, contentType string
 		t.Fatalf("expfmt's rendering of accepted families does not decode: %v\n%s", err, text1)
 	}
 	if err == nil && !exposition.IsProtobuf(contentType) {
-		if text2 := renderText(t, again); !bytes.Equal(text1, text2) {
+		if text2 := renderText(t, again.Families); !bytes.Equal(text1, text2) {
 			t.Fatalf("text round trip differs:\nfirst:\n%s\nsecond:\n%s", text1, text2)
 		}
 	}
@@ -228,7 +229,7 @@ func requireReencodes(t *testing.T, fams []*dto.MetricFamily, contentType string
 	if err != nil {
 		t.Fatalf("expfmt's protobuf encoding of accepted families does not decode: %v", err)
 	}
-	if text2 := renderText(t, again); !bytes.Equal(text1, text2) {
+	if text2 := renderText(t, again.Families); !bytes.Equal(text1, text2) {
 		t.Fatalf("protobuf round trip differs:\nfirst:\n%s\nsecond:\n%s", text1, text2)
 	}
 }

@@ -14,8 +14,7 @@ import (
 
 // protoDecoder is the memory one protobuf body is decoded into: the body
 // and the arenas its families are carved from. It goes back to
-// protoDecoders when the families are released (or, for Decode, at once,
-// without the arenas, which the families then own).
+// protoDecoders when the families are released.
 //
 // Each MetricFamily message is read by protoReader straight from the body
 // (see protoreader.go); a message it does not handle exactly goes to
@@ -59,21 +58,21 @@ func (d *protoDecoder) rewind() {
 // It reads the whole body first and slices the frames out of it, which
 // avoids protodelim's per-message buffer.
 //
-// Pooled, the strings of the families alias the read buffer and their dto
-// objects live in the decoder's arenas; both go back to the pool on
-// Release. Otherwise the families own a copy of the body and the arenas.
-// On the 74-sample batch-job payload a pooled decode takes 3 allocations,
-// 112 B and 7.5 us against proto.Unmarshal's 712, 22 KB and 24 us
-// (BenchmarkDecodePooledProtobuf on the loaded 2-core build machine); an
-// owned decode (Decode) 64 allocations, 40 KB (the arena chunks are at
-// most half unused) and 16 us (BenchmarkDecodeProtobuf).
+// The strings of the families alias the read buffer and their dto objects
+// live in the decoder's arenas; both go back to the pool on Release. On the
+// 74-sample batch-job payload a released decode takes 2 allocations, 114 B
+// and 7.5 us against proto.Unmarshal's 712, 22 KB and 24 us
+// (BenchmarkDecodePooledProtobuf on the loaded 2-core build machine); one
+// that is never released, 79 allocations and 55 KB, its body buffer
+// included (the arena chunks are at most half unused)
+// (BenchmarkDecodeProtobuf).
 //
 // With a series limit, the metrics of each message are counted in its wire
 // bytes before it is decoded. Every message counts, also one that a later
 // message of the same name replaces. When a name repeats, the last message
 // wins, as in the reference Pushgateway, and families without metrics are
 // dropped.
-func decodeProtobuf(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, error) {
+func decodeProtobuf(r io.Reader, opts DecodeOptions) (*Decoded, error) {
 	d := protoDecoders.Get().(*protoDecoder)
 	d.buf.Reset()
 	d.fallbacks = 0
@@ -81,13 +80,7 @@ func decodeProtobuf(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, err
 		d.put()
 		return nil, fmt.Errorf("read body: %w", err)
 	}
-	body := d.buf.Bytes()
-	if !pooled && len(body) > 0 {
-		// The families keep strings of the body: give them their own copy,
-		// which is never written to.
-		body = bytes.Clone(body)
-	}
-	families, err := d.decode(body, opts)
+	families, err := d.decode(d.buf.Bytes(), opts)
 	if err != nil {
 		// Nothing is borrowed: error texts are built with fmt, and the
 		// strings they quote are copied into them.
@@ -95,20 +88,13 @@ func decodeProtobuf(r io.Reader, opts DecodeOptions, pooled bool) (*Decoded, err
 		d.put()
 		return nil, err
 	}
-	if !pooled {
-		d.out = nil
-		d.r.detach() // The families keep the arenas.
-		known := d.fallbacks == 0
-		d.put()
-		return &Decoded{Families: families, KnownFields: known}, nil
-	}
 	if d.releaseFunc == nil {
 		d.releaseFunc = d.release
 	}
 	return &Decoded{Families: families, KnownFields: d.fallbacks == 0, release: d.releaseFunc}, nil
 }
 
-// release is Decoded.Release for a pooled decode: the memory goes back.
+// release is Decoded.Release: the memory goes back.
 func (d *protoDecoder) release() {
 	d.rewind()
 	d.put()

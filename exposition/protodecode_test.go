@@ -172,33 +172,34 @@ func holdsUnknown(m protoreflect.Message) bool {
 	return found
 }
 
-// requireSameDecode decodes body with decodeProtobuf, owned and pooled, and
-// with decodeProtobufReference, and requires the same families or the same
+// requireSameDecode decodes body with decodeProtobuf twice, the second
+// time into the memory the first released, and with
+// decodeProtobufReference, and requires the same families or the same
 // error. It also compares each message protoReader handles with
 // proto.Unmarshal's reading of it, and returns how many messages went to
 // proto.Unmarshal.
 func requireSameDecode(t *testing.T, body []byte, opts DecodeOptions) int {
 	t.Helper()
 	want, wantErr := decodeProtobufReference(bytes.Clone(body), opts)
-	for _, pooled := range []bool{false, true} {
-		d, err := decodeProtobuf(bytes.NewReader(body), opts, pooled)
+	for round := range 2 {
+		d, err := decodeProtobuf(bytes.NewReader(body), opts)
 		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-			t.Fatalf("pooled=%v: error %v, want %v", pooled, err, wantErr)
+			t.Fatalf("round %d: error %v, want %v", round, err, wantErr)
 		}
 		if err != nil {
 			continue
 		}
 		if len(d.Families) != len(want) {
-			t.Fatalf("pooled=%v: %d families, want %d", pooled, len(d.Families), len(want))
+			t.Fatalf("round %d: %d families, want %d", round, len(d.Families), len(want))
 		}
 		for _, mf := range d.Families {
 			if d.KnownFields && holdsUnknown(mf.ProtoReflect()) {
-				t.Fatalf("pooled=%v: KnownFields is set, but family %q holds unknown fields", pooled, mf.GetName())
+				t.Fatalf("round %d: KnownFields is set, but family %q holds unknown fields", round, mf.GetName())
 			}
 		}
 		for i := range want {
 			if !proto.Equal(d.Families[i], want[i]) {
-				t.Fatalf("pooled=%v: family %d =\n%v\nwant\n%v", pooled, i, d.Families[i], want[i])
+				t.Fatalf("round %d: family %d =\n%v\nwant\n%v", round, i, d.Families[i], want[i])
 			}
 		}
 		d.Release()
@@ -271,7 +272,7 @@ func TestProtoReaderMatchesUnmarshal(t *testing.T) {
 }
 
 // FuzzProtoReaderMatchesUnmarshal is the differential test of the protobuf
-// decoder: on any body, decodeProtobuf (owned and pooled) gives the
+// decoder: on any body, decodeProtobuf (fresh and after a release) gives the
 // families, or the error, that proto.Unmarshal of every message gives, and
 // every message protoReader reads itself equals proto.Unmarshal's.
 func FuzzProtoReaderMatchesUnmarshal(f *testing.F) {
@@ -353,32 +354,36 @@ func TestDecodePooledProtobufReusesMemory(t *testing.T) {
 		}
 	})
 	pooled := testing.AllocsPerRun(50, func() {
-		d, err := DecodePooled(bytes.NewReader(body), protobufContentType, DecodeOptions{})
+		d, err := Decode(bytes.NewReader(body), protobufContentType, DecodeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		d.Release()
 	})
 	if pooled > unmarshal/10 {
-		t.Errorf("DecodePooled+Release: %.0f allocations per body, proto.Unmarshal: %.0f; want at most a tenth", pooled, unmarshal)
+		t.Errorf("Decode+Release: %.0f allocations per body, proto.Unmarshal: %.0f; want at most a tenth", pooled, unmarshal)
 	}
-	t.Logf("allocations per body: proto.Unmarshal %.0f, DecodePooled %.0f", unmarshal, pooled)
+	t.Logf("allocations per body: proto.Unmarshal %.0f, Decode+Release %.0f", unmarshal, pooled)
 }
 
 // TestDecodePooledProtobufAcrossReuse decodes protobuf bodies of different
-// shapes one after another, three times, each into memory the previous
-// ones released, and requires what Decode gives each time.
+// shapes once and keeps the families, then decodes them one after another,
+// three times, each into memory the previous ones released, and requires
+// what the first decode gave each time.
 func TestDecodePooledProtobufAcrossReuse(t *testing.T) {
 	bodies := protoBodies(t)
 	names := make([]string, 0, len(bodies))
-	for name := range bodies {
+	wants := make(map[string][]*dto.MetricFamily, len(bodies))
+	wantErrs := make(map[string]error, len(bodies))
+	for name, body := range bodies {
 		names = append(names, name)
+		wants[name], wantErrs[name] = decodeFamilies(bytes.NewReader(body), protobufContentType, DecodeOptions{})
 	}
 	for round := range 3 {
 		for _, name := range names {
 			body := bodies[name]
-			want, wantErr := Decode(bytes.NewReader(body), protobufContentType, DecodeOptions{})
-			got, err := DecodePooled(bytes.NewReader(body), protobufContentType, DecodeOptions{})
+			want, wantErr := wants[name], wantErrs[name]
+			got, err := Decode(bytes.NewReader(body), protobufContentType, DecodeOptions{})
 			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
 				t.Fatalf("round %d, %s: err = %v, want %v", round, name, err, wantErr)
 			}
@@ -402,7 +407,7 @@ func TestDecodePooledProtobufAcrossReuse(t *testing.T) {
 }
 
 // BenchmarkDecodePooledProtobuf decodes the batch-job payload as a push
-// does (DecodePooled, then Release) and, side by side, with
+// does (Decode, then Release) and, side by side, with
 // proto.Unmarshal per message (the decoder before protoReader).
 func BenchmarkDecodePooledProtobuf(b *testing.B) {
 	body := batchJobProtobuf(b)
@@ -410,7 +415,7 @@ func BenchmarkDecodePooledProtobuf(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			d, err := DecodePooled(bytes.NewReader(body), protobufContentType, DecodeOptions{MaxBytes: 1 << 20})
+			d, err := Decode(bytes.NewReader(body), protobufContentType, DecodeOptions{MaxBytes: 1 << 20})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -433,7 +438,7 @@ func BenchmarkDecodePooledProtobuf(b *testing.B) {
 // an unknown field went to it; and that encoding such a family keeps the
 // field unless told it has none.
 func TestDecodedKnownFields(t *testing.T) {
-	text, err := DecodePooled(strings.NewReader("# TYPE a counter\na 1\n"), "", DecodeOptions{})
+	text, err := Decode(strings.NewReader("# TYPE a counter\na 1\n"), "", DecodeOptions{})
 	if err != nil || !text.KnownFields {
 		t.Fatalf("text: KnownFields %v, err %v; want true", text != nil && text.KnownFields, err)
 	}
@@ -448,13 +453,13 @@ func TestDecodedKnownFields(t *testing.T) {
 		body []byte
 		want bool
 	}{{"plain", plain, true}, {"unknown field", frame(t, withUnknown), false}} {
-		for _, pooled := range []bool{false, true} {
-			d, err := decodeProtobuf(bytes.NewReader(tt.body), DecodeOptions{}, pooled)
+		for round := range 2 {
+			d, err := decodeProtobuf(bytes.NewReader(tt.body), DecodeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.KnownFields != tt.want {
-				t.Fatalf("%s, pooled=%v: KnownFields %v, want %v", tt.name, pooled, d.KnownFields, tt.want)
+				t.Fatalf("%s, round %d: KnownFields %v, want %v", tt.name, round, d.KnownFields, tt.want)
 			}
 			f := NewFormat(EncodingProtobuf)
 			if d.KnownFields {
@@ -465,7 +470,7 @@ func TestDecodedKnownFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			if want := slowMetricField(t, d.Families[0].Metric[0]); !bytes.Equal(got, want) {
-				t.Fatalf("%s, pooled=%v: encoded %x, want %x", tt.name, pooled, got, want)
+				t.Fatalf("%s, round %d: encoded %x, want %x", tt.name, round, got, want)
 			}
 			d.Release()
 		}

@@ -107,26 +107,6 @@ func (r *protoReader) rewind() {
 	r.clearScratch()
 }
 
-// detach forgets the arenas: the families of the previous body own them.
-func (r *protoReader) detach() {
-	r.families.detach()
-	r.metrics.detach()
-	r.metricPtrs.detach()
-	r.labelPairs.detach()
-	r.labelPtrs.detach()
-	r.counters.detach()
-	r.gauges.detach()
-	r.untypeds.detach()
-	r.summaries.detach()
-	r.quantiles.detach()
-	r.quantilePtrs.detach()
-	r.histograms.detach()
-	r.buckets.detach()
-	r.bucketPtrs.detach()
-	r.created.detach()
-	r.clearScratch()
-}
-
 // clearScratch drops the pointers a message abandoned halfway (on a
 // fallback) left in the scratch slices.
 func (r *protoReader) clearScratch() {

@@ -38,7 +38,7 @@ func TestDecodeSeriesLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			families, err := Decode(bytes.NewReader(tt.body), tt.contentType, DecodeOptions{UTF8Names: tt.utf8, MaxSeries: tt.max})
+			families, err := decodeFamilies(bytes.NewReader(tt.body), tt.contentType, DecodeOptions{UTF8Names: tt.utf8, MaxSeries: tt.max})
 			if !tt.wantErr {
 				if err != nil {
 					t.Fatalf("Decode: %v", err)
@@ -77,7 +77,7 @@ func TestDecodeSeriesLimitStopsEarly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Decode(bytes.NewReader(tt.body), tt.contentType, DecodeOptions{MaxSeries: 2})
+			_, err := decodeFamilies(bytes.NewReader(tt.body), tt.contentType, DecodeOptions{MaxSeries: 2})
 			if !errors.Is(err, ErrTooManySeries) {
 				t.Fatalf("Decode error = %v, want ErrTooManySeries before the broken part", err)
 			}

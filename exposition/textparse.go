@@ -28,15 +28,18 @@ var errFallback = errors.New("text syntax left to expfmt")
 // backslash are sliced, never copied. On the 74-sample batch-job payload it
 // takes 104 allocations and 37 KB against expfmt's 2,408 and 84 KB, and
 // 3.3-4.8x less CPU time (measured on the loaded 2-core build machine; see
-// BenchmarkDecodeText); rewound between pushes (DecodePooled), 4
-// allocations, 137 B and 23 us instead of 41 us (BenchmarkDecodePooledText). Slow path: a label value or HELP text
+// BenchmarkDecodeText, which now also pays for a fresh body buffer and
+// parser per decode: 114 allocations, 48 KB); rewound between pushes
+// (Decoded.Release), 3 allocations, 136 B and 23 us instead of 41 us
+// (BenchmarkDecodePooledText).
+// Slow path: a label value or HELP text
 // with escapes is unescaped into a new string. Fallback: a quoted (UTF-8)
 // metric or label name, or a line that starts with '{', makes parse return
 // errFallback, and the whole body goes to expfmt; those bodies are rare
 // (UTF-8 names are opt-in) and the quoting rules are intricate, so copying
 // them here would only add risk.
 //
-// A textParser is reused through Reset; it must not be used concurrently.
+// A textParser is reused through Rewind; it must not be used concurrently.
 type textParser struct {
 	utf8Names bool
 	maxSeries int
@@ -98,32 +101,11 @@ func newTextParser() *textParser {
 	return &textParser{families: map[string]*textFamily{}, seed: maphash.MakeSeed()}
 }
 
-// Reset prepares p for a new body. The families of the previous body keep
-// the memory they point into: p allocates new arrays for the next one.
-func (p *textParser) Reset(utf8Names bool, maxSeries int) {
-	p.forget(utf8Names, maxSeries)
-	p.out = nil
-	p.fams.detach()
-	p.metrics.detach()
-	p.labelPairs.detach()
-	p.labelPtrs.detach()
-	p.counters.detach()
-	p.gauges.detach()
-	p.untypeds.detach()
-	p.summaries.detach()
-	p.quantiles.detach()
-	p.histograms.detach()
-	p.buckets.detach()
-	p.floats.detach()
-	p.uints.detach()
-	p.timestamps.detach()
-}
-
 // Rewind prepares p for a new body and reuses the memory of the previous
 // one. The caller must no longer use the families parse returned, nor any
 // string of the body.
-func (p *textParser) Rewind(utf8Names bool, maxSeries int) {
-	p.forget(utf8Names, maxSeries)
+func (p *textParser) Rewind() {
+	p.forget()
 	clear(p.out[:cap(p.out)])
 	p.out = p.out[:0]
 	p.fams.rewind((*textFamily).recycle)
@@ -143,8 +125,8 @@ func (p *textParser) Rewind(utf8Names bool, maxSeries int) {
 }
 
 // forget drops p's references to the previous body and its families.
-func (p *textParser) forget(utf8Names bool, maxSeries int) {
-	p.utf8Names, p.maxSeries = utf8Names, maxSeries
+func (p *textParser) forget() {
+	p.utf8Names, p.maxSeries = false, 0
 	p.body, p.lineText = "", ""
 	p.line, p.linesLeft, p.series = 0, 0, 0
 	clear(p.families)

@@ -114,7 +114,7 @@ var textSeeds = []string{
 // directly and fails unless both fail or both give equal families.
 func checkMatchesExpfmt(t *testing.T, body string, utf8Names bool) {
 	t.Helper()
-	ours, errOurs := Decode(strings.NewReader(body), "", DecodeOptions{UTF8Names: utf8Names})
+	ours, errOurs := decodeFamilies(strings.NewReader(body), "", DecodeOptions{UTF8Names: utf8Names})
 	theirs, errTheirs := decodeTextExpfmt(body, utf8Names, 0)
 	if (errOurs != nil) != (errTheirs != nil) {
 		t.Fatalf("body %q (utf8 %v): ours error %v, expfmt error %v", body, utf8Names, errOurs, errTheirs)
@@ -166,7 +166,6 @@ func TestTextParserTakesTheFastPath(t *testing.T) {
 		"x{a=\"\\\"q\\\" \\\\ \\n\"} 1\n# HELP y a \\\\ b\ny 2\n",
 	} {
 		p := newTextParser()
-		p.Reset(false, 0)
 		if _, err := p.parse(body); err != nil {
 			t.Errorf("parse(%.40q…) = %v, want the fast path to succeed", body, err)
 		}

@@ -15,7 +15,7 @@ import (
 func scribble(t *testing.T, garbage string) {
 	t.Helper()
 	for range 8 {
-		d, err := exposition.DecodePooled(strings.NewReader(garbage), "", exposition.DecodeOptions{})
+		d, err := exposition.Decode(strings.NewReader(garbage), "", exposition.DecodeOptions{})
 		if err == nil {
 			d.Release()
 		}
@@ -33,11 +33,11 @@ func shifted(body string) string {
 	}, body)
 }
 
-// pushPooled pushes text through DecodePooled and releases the decoded
+// pushPooled pushes text through exposition.Decode and releases the decoded
 // memory as web/push.go does, right after Push.
 func pushPooled(t *testing.T, s *Store, key GroupKey, body string) error {
 	t.Helper()
-	d, err := exposition.DecodePooled(strings.NewReader(body), "", exposition.DecodeOptions{})
+	d, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}

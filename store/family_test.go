@@ -207,11 +207,11 @@ func TestPreparedPlainIsLegacyNames(t *testing.T) {
 	for _, utf8Names := range []bool{false, true} {
 		for _, body := range bodies {
 			for _, km := range keys {
-				mfs, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{UTF8Names: true})
+				decoded, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{UTF8Names: true})
 				if err != nil {
 					t.Fatalf("decode %q: %v", body, err)
 				}
-				prepared, err := prepare(NewGroupKey(km), mfs, utf8Names, Limits{}, maphash.MakeSeed())
+				prepared, err := prepare(NewGroupKey(km), decoded.Families, utf8Names, Limits{}, maphash.MakeSeed())
 				if err != nil {
 					continue // Refused under the legacy rules: nothing to render.
 				}

@@ -17,11 +17,11 @@ import (
 // utf8Families parses a text body under the UTF-8 name rules.
 func utf8Families(t *testing.T, text string) []*dto.MetricFamily {
 	t.Helper()
-	fams, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{UTF8Names: true})
+	decoded, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{UTF8Names: true})
 	if err != nil {
 		t.Fatalf("decode test body: %v", err)
 	}
-	return fams
+	return decoded.Families
 }
 
 // histogramFamily is a protobuf-only histogram: classic buckets with the

@@ -121,11 +121,11 @@ func TestConflictReasonsQuoteUTF8Names(t *testing.T) {
 	s := New(Options{UTF8Names: true})
 	fams := func(text string) Push {
 		t.Helper()
-		f, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{UTF8Names: true})
+		decoded, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{UTF8Names: true})
 		if err != nil {
 			t.Fatalf("decode test body: %v", err)
 		}
-		return Push{Method: Replace, Families: f, Time: t0}
+		return Push{Method: Replace, Families: decoded.Families, Time: t0}
 	}
 	owner := fams("{\"m\\nx\",\"l\\nb\"=\"v\"} 1\n")
 	owner.Key = key("job", "a", "g\nk", "1")

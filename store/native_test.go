@@ -37,12 +37,12 @@ func TestANativeHistogramPushedByProtobufComesOutIntactOnAProtobufScrape(t *test
 	if err := enc.Encode(pushed); err != nil {
 		t.Fatal(err)
 	}
-	fams, err := exposition.Decode(&body, string(expfmt.NewFormat(expfmt.TypeProtoDelim)), exposition.DecodeOptions{})
+	decoded, err := exposition.Decode(&body, string(expfmt.NewFormat(expfmt.TypeProtoDelim)), exposition.DecodeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := New(Options{})
-	if err := s.Push(context.Background(), Push{Key: key("job", "native"), Families: fams, Time: t0}); err != nil {
+	if err := s.Push(context.Background(), Push{Key: key("job", "native"), Families: decoded.Families, Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	f := exposition.NewFormat(exposition.EncodingProtobuf)

@@ -18,11 +18,11 @@ import (
 // families parses text exposition into families for a test push.
 func families(t *testing.T, text string) []*dto.MetricFamily {
 	t.Helper()
-	fams, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{})
+	decoded, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{})
 	if err != nil {
 		t.Fatalf("decode test body: %v", err)
 	}
-	return fams
+	return decoded.Families
 }
 
 // scrape renders the store as text and parses it back with expfmt.

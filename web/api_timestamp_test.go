@@ -39,11 +39,11 @@ func TestAPITimeStampsAreThoseOfTheRequestsThatWroteEachFamily(t *testing.T) {
 	at := func(tm time.Time) string { return tm.Format(time.RFC3339Nano) }
 	failWith := func(t *testing.T, st *store.Store, tm time.Time) {
 		t.Helper()
-		fams, err := exposition.Decode(strings.NewReader("m 1 1000\n"), "", exposition.DecodeOptions{})
+		decoded, err := exposition.Decode(strings.NewReader("m 1 1000\n"), "", exposition.DecodeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = st.Push(context.Background(), store.Push{Key: store.NewGroupKey(map[string]string{"job": "j"}), Method: store.Replace, Families: fams, Time: tm})
+		err = st.Push(context.Background(), store.Push{Key: store.NewGroupKey(map[string]string{"job": "j"}), Method: store.Replace, Families: decoded.Families, Time: tm})
 		if err == nil {
 			t.Fatal("a push with a sample timestamp was accepted")
 		}

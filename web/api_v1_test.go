@@ -49,11 +49,11 @@ func apiTestHandler(t *testing.T, opts ...func(*Options)) (*Handler, *store.Stor
 // (name, value pairs).
 func apiPushText(t testing.TB, st *store.Store, at time.Time, body string, labels ...string) {
 	t.Helper()
-	fams, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
+	decoded, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
 	if err != nil {
 		t.Fatalf("decode %q: %v", body, err)
 	}
-	apiPush(t, st, at, fams, labels...)
+	apiPush(t, st, at, decoded.Families, labels...)
 }
 
 // apiPush pushes families to the group with the given labels.
@@ -357,11 +357,11 @@ func TestAPIMetricsStreamsOneGroupAtATime(t *testing.T) {
 // mustDecodeText decodes a text-format body.
 func mustDecodeText(t testing.TB, body string) []*dto.MetricFamily {
 	t.Helper()
-	fams, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
+	decoded, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
 	if err != nil {
 		t.Fatalf("decode %q: %v", body, err)
 	}
-	return fams
+	return decoded.Families
 }
 
 // apiDo2 serves a prepared request through the handler's router.

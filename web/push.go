@@ -37,7 +37,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		return
 	}
 	defer body.Close()
-	decoded, err := exposition.DecodePooled(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
+	decoded, err := exposition.Decode(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
 		UTF8Names: h.opts.UTF8Names,
 		MaxBytes:  h.opts.MaxBodyBytes,
 		// Stopping in the decoder keeps a million-series body from being

@@ -50,11 +50,11 @@ func fillJournal(t *testing.T, path string) *store.Store {
 			"# TYPE backup_duration_seconds counter\nbackup_duration_seconds 1\n", 4 * time.Second, true},
 	}
 	for _, ps := range pushes {
-		fams, err := exposition.Decode(strings.NewReader(ps.body), "", exposition.DecodeOptions{})
+		decoded, err := exposition.Decode(strings.NewReader(ps.body), "", exposition.DecodeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = st.Push(ctx, store.Push{Key: store.NewGroupKey(ps.labels), Method: ps.method, Families: fams, Time: base.Add(ps.at)})
+		err = st.Push(ctx, store.Push{Key: store.NewGroupKey(ps.labels), Method: ps.method, Families: decoded.Families, Time: base.Add(ps.at)})
 		if (err != nil) != ps.fails {
 			t.Fatalf("push %v: err %v, want failure %v", ps.labels, err, ps.fails)
 		}

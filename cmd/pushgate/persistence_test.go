@@ -109,9 +109,9 @@ func TestACorruptJournalStopsTheStartUnlessToldToStartEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		fams, _ := exposition.Decode(strings.NewReader("m 1\n"), "", exposition.DecodeOptions{})
+		decoded, _ := exposition.Decode(strings.NewReader("m 1\n"), "", exposition.DecodeOptions{})
 		k := store.NewGroupKey(map[string]string{"job": "j", "instance": string(rune('a' + i))})
-		if err := st.Push(ctx, store.Push{Key: k, Families: fams, Time: time.Now()}); err != nil {
+		if err := st.Push(ctx, store.Push{Key: k, Families: decoded.Families, Time: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
