@@ -62,13 +62,6 @@ func (c *verifiedCache) verify(name string, hash []byte, secret string) bool {
 	return true
 }
 
-// len returns the number of cached entries.
-func (c *verifiedCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
-}
-
 // cacheKey hashes the length-prefixed name, hash and secret, so that no two
 // different triples share an input.
 func cacheKey(name string, hash []byte, secret string) [sha256.Size]byte {

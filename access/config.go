@@ -34,17 +34,13 @@ type basicAuthConfig struct {
 	PasswordHash string `yaml:"password_hash"`
 }
 
-// Parse reads a permission file's content into a Policy. Unknown fields, a
-// missing or duplicate name or user name, a credential with both or neither
-// of basic_auth and bearer_token_hash, a hash that is not bcrypt and a
+// parse reads a permission file's content into a Policy whose password
+// checks share cache (across reloads). Unknown fields, a missing or
+// duplicate name or user name, a credential with both or neither of
+// basic_auth and bearer_token_hash, a hash that is not bcrypt and a
 // selector that does not parse are errors naming the credential and field.
 // A file without credentials is an error too: it would lock everyone out,
 // and is more likely a truncated file than an intent.
-func Parse(data []byte) (*Policy, error) {
-	return parse(data, newVerifiedCache(defaultCacheEntries))
-}
-
-// parse is Parse with a given verification cache, shared across reloads.
 func parse(data []byte, cache *verifiedCache) (*Policy, error) {
 	var fc fileConfig
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -44,9 +44,9 @@ credentials:
 
 func mustParse(t *testing.T, data string) *Policy {
 	t.Helper()
-	p, err := Parse([]byte(data))
+	p, err := parse([]byte(data), newVerifiedCache(defaultCacheEntries))
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	return p
 }
@@ -88,9 +88,9 @@ func TestParseRejectsBadFiles(t *testing.T) {
 		{"empty selector", "credentials:\n  - {name: a, bearer_token_hash: '" + good + "', push: ['{}']}\n", `credential "a": push[0]: invalid matcher "{}": no matcher`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.file))
+			_, err := parse([]byte(tc.file), newVerifiedCache(defaultCacheEntries))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Parse error = %v, want one containing %q", err, tc.want)
+				t.Fatalf("parse error = %v, want one containing %q", err, tc.want)
 			}
 		})
 	}

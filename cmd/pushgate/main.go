@@ -72,12 +72,6 @@ type config struct {
 	cluster                 clusterFlags
 }
 
-// parseFlags parses args as the program "pushgate", with help and version
-// output on stdout (as tests and scripts call it).
-func parseFlags(args []string) (*config, error) {
-	return parseCommandLine("pushgate", args, os.Stdout, os.Stderr)
-}
-
 // parseCommandLine declares the reference Pushgateway's flags, with its names
 // and defaults, plus pushgate's own, and parses args. prog names the program
 // in usage and errors; --help and --version print to stdout and end the

@@ -316,3 +316,9 @@ func TestDevVersionFollowsTheVersionFile(t *testing.T) {
 		t.Fatalf("devVersion = %q, want %q (VERSION holds %q)", devVersion, want, strings.TrimSpace(string(b)))
 	}
 }
+
+// parseFlags parses args as the program "pushgate", with help and version
+// output on stdout.
+func parseFlags(args []string) (*config, error) {
+	return parseCommandLine("pushgate", args, os.Stdout, os.Stderr)
+}

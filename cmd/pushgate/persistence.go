@@ -97,7 +97,7 @@ func isReferenceFile(path string) (bool, error) {
 		return false, fmt.Errorf("open persistence file: %w", err)
 	}
 	defer f.Close()
-	head := make([]byte, 512)
+	head := make([]byte, gobfile.SniffLen)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("read persistence file %s: %w", path, err)
