@@ -110,12 +110,9 @@ type Ticket struct {
 	path string
 }
 
-// Seq returns the Append's sequence number; sequence numbers increase by one
-// per Append, starting at 1 after Open.
-func (t *Ticket) Seq() uint64 { return t.seq }
-
-// journal.Position returns the Append's sequence number as a log position
-// (journal.Commit).
+// Position returns the Append's sequence number as a log position
+// (journal.Commit); sequence numbers increase by one per Append, starting
+// at 1 after Open.
 func (t *Ticket) Position() journal.Position { return journal.Position(t.seq) }
 
 // Wait blocks until the Append's ops are written and fsync'd, or the journal
@@ -461,9 +458,6 @@ func (j *Journal) failLocked(b *batch, op string, cause error) error {
 		"durable_offset", j.fileSize, "truncate_err", truncErr)
 	return err
 }
-
-// DurableSeq returns the highest Append sequence number known durable.
-func (j *Journal) DurableSeq() uint64 { return j.durableSeq.Load() }
 
 // Err returns the sticky failure that stopped the journal, or nil.
 func (j *Journal) Err() error {

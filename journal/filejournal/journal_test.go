@@ -207,11 +207,11 @@ func TestAppendWithNoOpsWaitsForEarlierAppends(t *testing.T) {
 	if err := barrier.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if j.DurableSeq() < a.Seq() {
-		t.Errorf("DurableSeq() = %d after the barrier, want >= %d", j.DurableSeq(), a.Seq())
+	if j.durableSeq.Load() < a.seq {
+		t.Errorf("durable sequence number %d after the barrier, want >= %d", j.durableSeq.Load(), a.seq)
 	}
-	if barrier.Seq() != a.Seq()+1 {
-		t.Errorf("barrier Seq() = %d, want %d", barrier.Seq(), a.Seq()+1)
+	if barrier.seq != a.seq+1 {
+		t.Errorf("barrier sequence number %d, want %d", barrier.seq, a.seq+1)
 	}
 }
 
@@ -231,7 +231,7 @@ func TestCloseFlushesPendingAppends(t *testing.T) {
 	}
 	for _, tk := range tickets {
 		if err := tk.Wait(context.Background()); err != nil {
-			t.Fatalf("ticket %d: %v", tk.Seq(), err)
+			t.Fatalf("ticket %d: %v", tk.seq, err)
 		}
 	}
 	_, got := openJournal(t, path, nil, Options{})
@@ -480,8 +480,8 @@ func TestConcurrentAppendsShareFsyncs(t *testing.T) {
 	if st.Records != writers*each {
 		t.Errorf("Records = %d, want %d", st.Records, writers*each)
 	}
-	if j.DurableSeq() != writers*each {
-		t.Errorf("DurableSeq() = %d, want %d", j.DurableSeq(), writers*each)
+	if j.durableSeq.Load() != writers*each {
+		t.Errorf("durable sequence number %d, want %d", j.durableSeq.Load(), writers*each)
 	}
 	t.Logf("%d appends, %d fsyncs", writers*each, st.SyncCount)
 }
@@ -550,8 +550,8 @@ func TestDiskFailureStopsTheJournal(t *testing.T) {
 			if _, err := j.Append(set("c", "3")); !errors.Is(err, errInjected) {
 				t.Errorf("later Append: err = %v, want the sticky failure", err)
 			}
-			if j.DurableSeq() != 1 {
-				t.Errorf("DurableSeq() = %d, want 1", j.DurableSeq())
+			if j.durableSeq.Load() != 1 {
+				t.Errorf("durable sequence number %d, want 1", j.durableSeq.Load())
 			}
 			if err := j.Close(); !errors.Is(err, errInjected) {
 				t.Errorf("Close = %v, want the sticky failure", err)
