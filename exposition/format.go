@@ -60,8 +60,8 @@ func (f Format) WithKnownFields() Format {
 // header, as expfmt.NegotiateAccept does for OpenMetrics 1.0.0 and 0.0.1,
 // protobuf delimited and text 0.0.4. The escaping= parameter is honoured; a
 // text 1.0.0 request gets text 0.0.4 with the requested escaping, since
-// expfmt has no separate text 1.0.0 renderer. Without a usable Accept header
-// the result is text 0.0.4 with escaping=underscores.
+// expfmt's negotiation knows no text 1.0.0 format. Without a usable Accept
+// header the result is text 0.0.4 with escaping=underscores.
 func Negotiate(h http.Header) Format {
 	// Classic text (or protobuf) whenever the scraper accepts it, even when
 	// it prefers OpenMetrics: Prometheus 2 keeps the le and quantile label
@@ -69,8 +69,10 @@ func Negotiate(h http.Header) Format {
 	// le="1" as le="1.0", so preferring OpenMetrics would rename series that
 	// the reference Pushgateway (which never serves OpenMetrics) exposes.
 	// OpenMetrics goes to scrapers that accept nothing else. The protobuf
-	// text and compact-text debugging formats are not rendered: a client
-	// asking only for those gets the text format.
+	// text and compact-text debugging formats are not negotiated here: web
+	// serves them to a client that asks for one of them first
+	// (protoTextFormat) and asks Negotiate only otherwise, so a header
+	// naming only those would get the text format here.
 	if acceptsClassic(h.Get("Accept")) {
 		return newFormat(expfmt.NegotiateAccept(h, expfmt.FmtProtoDelim, expfmt.FmtText))
 	}
@@ -102,7 +104,8 @@ func acceptsClassic(accept string) bool {
 
 // NewFormat returns the format of encoding enc with no name escaping
 // (escaping=allow-utf-8): the rendering the store caches, which every format
-// f of the same Encoding reproduces when f.Plain holds.
+// of the same Encoding reproduces for a family whose names are all legacy
+// ones (LegacyNames).
 func NewFormat(enc Encoding) Format {
 	switch enc {
 	case EncodingOpenMetrics:
