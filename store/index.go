@@ -386,8 +386,4 @@ func replacedHolding(n string, old, result map[string]*Family) int {
 	return count
 }
 
-func isHistogram(t dto.MetricType) bool {
-	return t == dto.MetricType_HISTOGRAM || t == dto.MetricType_GAUGE_HISTOGRAM
-}
-
 func typeName(t dto.MetricType) string { return strings.ToLower(t.String()) }
