@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+
+	"github.com/pushgate/pushgate/internal/gzipcat"
 )
 
 // gzipMember writes one gzip member (RFC 1952) assembled from raw DEFLATE
@@ -76,7 +78,7 @@ func (g *gzipMember) absorbs() bool {
 }
 
 // writeSegment adds a cached segment whose uncompressed body has the given
-// CRC-32, length and crcShift(length).
+// CRC-32, length and gzipcat.CRCShift(length).
 func (g *gzipMember) writeSegment(seg []byte, crc uint32, size int, shift uint32) error {
 	if err := g.endRun(); err != nil {
 		return err
@@ -84,7 +86,7 @@ func (g *gzipMember) writeSegment(seg []byte, crc uint32, size int, shift uint32
 	if _, err := g.w.Write(seg); err != nil {
 		return err
 	}
-	g.crc = crcCombine(g.crc, crc, shift)
+	g.crc = gzipcat.CRCCombine(g.crc, crc, shift)
 	g.size += uint64(size)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/gzipcat"
 )
 
 // textBody is the cached text or OpenMetrics body of a plain family, made
@@ -30,7 +31,7 @@ type textBody struct {
 	enc exposition.Encoding
 	// size is the length of the uncompressed body.
 	size int
-	// crc and shift are the body's CRC-32 and crcShift(size), what a gzip
+	// crc and shift are the body's CRC-32 and gzipcat.CRCShift(size), what a gzip
 	// scrape needs to checksum the whole response without reading the
 	// text; set with deflate, since only segments need them (computing
 	// them in every push was 1.5% of its CPU).
@@ -152,7 +153,7 @@ func (f *Family) withSegment(tb *textBody, sc *renderScratch, rs *renderState) (
 		enc:     tb.enc,
 		size:    tb.size,
 		crc:     crc32.ChecksumIEEE(body),
-		shift:   crcShift(uint64(tb.size)),
+		shift:   gzipcat.CRCShift(uint64(tb.size)),
 		packed:  tb.packed,
 		deflate: bytes.Clone(sc.segment.Bytes()),
 	}
