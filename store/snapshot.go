@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/gzipcat"
 )
 
 // Snapshot is a consistent, point-in-time view of the store for one scrape.
@@ -48,7 +49,7 @@ func (s *Store) Snapshot() *Snapshot {
 	// Updates deferred for the open snapshots must show in this one.
 	s.applyDeferred()
 	s.snapshots++
-	sn := &Snapshot{store: s, entries: s.entries.Clone(), gzip: gzipLimits{budget: segmentBudget, calmBudget: calmBudget, minRun: minRun}}
+	sn := &Snapshot{store: s, entries: s.entries.Clone(), gzip: gzipLimits{budget: segmentBudget, calmBudget: calmBudget, minRun: gzipcat.MinRun}}
 	// A snapshot dropped without Release is released when collected.
 	sn.cleanup = runtime.AddCleanup(sn, (*Store).releaseSnapshot, s)
 	return sn
@@ -117,7 +118,7 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 // one for every family on the first scrape after a fill took 0.7 s at
 // 10,000 groups, and for families that change between scrapes it is work
 // thrown away. Everything else is streamed in runs, compressed at
-// BestSpeed in chunks shared with a helper goroutine (see chunkSize; 90-96
+// BestSpeed in chunks shared with a helper goroutine (gzipcat.Member; 90-96
 // ms for all 78.7 MB at 10,000 groups), and a scrape of unchanged families
 // compresses only the HELP/TYPE lines and the gateway's own metrics.
 func (sn *Snapshot) WriteGzipTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
@@ -137,11 +138,11 @@ func (sn *Snapshot) WriteGzipTo(w io.Writer, f exposition.Format, own []*dto.Met
 // writeGzip writes the gzip member of WriteGzipTo to out.
 func (sn *Snapshot) writeGzip(out *scrapeOut, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
 	rs := &sn.store.render
-	gz, err := newGzipMember(out, rs, sn.gzip.minRun)
+	gz, err := gzipcat.NewMember(out, &rs.compressors, sn.gzip.minRun)
 	if err != nil {
 		return out.n, err
 	}
-	defer gz.release()
+	defer gz.Release()
 	fw := &familyWriter{sn: sn, w: gz, gz: gz, f: f, rs: rs, dropProtobuf: rs.protobufCached.Swap(false), gather: rs.gatherBuffers()}
 	defer rs.putGatherBuffers(fw.gather)
 	defer fw.reportSkipped()
@@ -149,10 +150,11 @@ func (sn *Snapshot) writeGzip(out *scrapeOut, f exposition.Format, own []*dto.Me
 	if rs.gzipCalm.Load() {
 		fw.sc.budget = sn.gzip.calmBudget
 	}
-	defer fw.releaseDeflater()
+	fw.sc.segments.From = &rs.compressors
+	defer fw.sc.segments.Release()
 	err = sn.write(fw, own)
 	if err == nil {
-		err = gz.close()
+		err = gz.Close()
 	}
 	if err == nil {
 		rs.gzipCalm.Store(fw.sc.newText <= int64(float64(fw.sc.allText)*calmShare))
@@ -247,7 +249,7 @@ type familyWriter struct {
 	out *scrapeOut
 	// gz is w when the scrape is gzip-compressed: cached families are then
 	// written as their deflate segments.
-	gz     *gzipMember
+	gz     *gzipcat.Member
 	rs     *renderState
 	f      exposition.Format
 	buf    []byte
@@ -606,18 +608,18 @@ func (fw *familyWriter) writePart(p part) error {
 // as seen, so that it gets a segment if it is still there next time).
 func (fw *familyWriter) writeGzipText(f *Family, tb *textBody) error {
 	fw.sc.allText += int64(tb.size)
-	absorb := fw.gz.absorbs()
-	if tb.deflate == nil && !absorb && tb.gzipSeen.Load() && tb.size <= fw.sc.budget {
+	absorb := fw.gz.Absorbs()
+	if tb.segment.Deflate == nil && !absorb && tb.gzipSeen.Load() && tb.size <= fw.sc.budget {
 		fw.sc.budget -= tb.size
 		var err error
-		if tb, err = f.withSegment(tb, &fw.sc, fw.rs); err != nil {
+		if tb, err = f.withSegment(tb, &fw.sc); err != nil {
 			return err
 		}
 	}
-	if tb.deflate != nil && !absorb {
-		return fw.gz.writeSegment(tb.deflate, tb.crc, tb.size, tb.shift)
+	if tb.segment.Deflate != nil && !absorb {
+		return fw.gz.WriteSegment(tb.segment)
 	}
-	if tb.deflate == nil && !tb.gzipSeen.Load() {
+	if tb.segment.Deflate == nil && !tb.gzipSeen.Load() {
 		tb.gzipSeen.Store(true)
 		fw.sc.newText += int64(tb.size)
 	}
@@ -627,10 +629,4 @@ func (fw *familyWriter) writeGzipText(f *Family, tb *textBody) error {
 	}
 	_, err = fw.gz.Write(body)
 	return err
-}
-
-// releaseDeflater returns the segment compressor, if the scrape took one.
-func (fw *familyWriter) releaseDeflater() {
-	fw.rs.release(fw.sc.deflater)
-	fw.sc.deflater = nil
 }
