@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/klauspost/compress/s2"
+
+	"github.com/pushgate/pushgate/internal/pipewrite"
 )
 
 // Decoding a text scrape's cached bodies is split between the scrape's
@@ -46,20 +48,20 @@ func newDecodeHelper() *decodeHelper {
 func (h *decodeHelper) stop() { close(h.jobs) }
 
 // writeTextBatches writes parts, cached text bodies of at most
-// outBufferSize bytes each, decoding them in batches shared with the
+// pipewrite.BufferSize bytes each, decoding them in batches shared with the
 // helper.
 func (fw *familyWriter) writeTextBatches(parts []part) error {
 	for len(parts) > 0 {
 		first, rest := cutBatch(parts)
 		second, after := cutBatch(rest)
 		if len(second) == 0 {
-			buf, touched, err := decodeBatch(first, fw.out.pool.get())
+			buf, touched, err := decodeBatch(first, fw.rs.buffers.Get())
 			fw.touched += touched
 			if err != nil {
-				fw.out.pool.put(buf)
+				fw.rs.buffers.Put(buf)
 				return err
 			}
-			if err := fw.out.writeBuffer(buf); err != nil {
+			if err := fw.out.WriteBuffer(buf); err != nil {
 				return err
 			}
 			parts = after
@@ -68,9 +70,9 @@ func (fw *familyWriter) writeTextBatches(parts []part) error {
 		if fw.helper == nil {
 			fw.helper = newDecodeHelper()
 		}
-		job := &decodeJob{parts: first, buf: fw.out.pool.get()}
+		job := &decodeJob{parts: first, buf: fw.rs.buffers.Get()}
 		fw.helper.jobs <- job
-		mine, touched, err := decodeBatch(second, fw.out.pool.get())
+		mine, touched, err := decodeBatch(second, fw.rs.buffers.Get())
 		fw.touched += touched
 		<-fw.helper.done
 		fw.touched += job.touched
@@ -78,15 +80,15 @@ func (fw *familyWriter) writeTextBatches(parts []part) error {
 			err = job.err
 		}
 		if err != nil {
-			fw.out.pool.put(job.buf)
-			fw.out.pool.put(mine)
+			fw.rs.buffers.Put(job.buf)
+			fw.rs.buffers.Put(mine)
 			return err
 		}
-		if err := fw.out.writeBuffer(job.buf); err != nil {
-			fw.out.pool.put(mine)
+		if err := fw.out.WriteBuffer(job.buf); err != nil {
+			fw.rs.buffers.Put(mine)
 			return err
 		}
-		if err := fw.out.writeBuffer(mine); err != nil {
+		if err := fw.out.WriteBuffer(mine); err != nil {
 			return err
 		}
 		parts = after
@@ -98,7 +100,7 @@ func (fw *familyWriter) writeTextBatches(parts []part) error {
 // output buffer (at least one part), and the rest.
 func cutBatch(parts []part) (batch, rest []part) {
 	size, n := 0, 0
-	for n < len(parts) && (n == 0 || size+parts[n].textSize <= outBufferSize) {
+	for n < len(parts) && (n == 0 || size+parts[n].textSize <= pipewrite.BufferSize) {
 		size += parts[n].textSize
 		n++
 	}

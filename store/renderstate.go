@@ -6,6 +6,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/gzipcat"
+	"github.com/pushgate/pushgate/internal/pipewrite"
 )
 
 // renderState is what pushes and scrapes share about rendering: the text
@@ -32,8 +33,9 @@ type renderState struct {
 	protobufCached atomic.Bool
 	// gathers holds *gatherBuffers for scrapes.
 	gathers sync.Pool
-	// buffers holds the output buffers of scrapes (see scrapeOut).
-	buffers *bufferPool
+	// buffers holds the output buffers of scrapes (pipewrite.Writer) and
+	// those cached text bodies are decoded into (writeTextBatches).
+	buffers *pipewrite.Pool
 }
 
 // maxScratch is the largest buffer a pooled scratch keeps, so that one huge

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/gzipcat"
+	"github.com/pushgate/pushgate/internal/pipewrite"
 )
 
 // Snapshot is a consistent, point-in-time view of the store for one scrape.
@@ -88,7 +89,7 @@ func (s *Store) releaseSnapshot() {
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
 	rs := &sn.store.render
 	rs.scraped(f.Encoding())
-	out := newScrapeOut(w, rs.buffers)
+	out := pipewrite.NewWriter(w, rs.buffers)
 	fw := &familyWriter{sn: sn, w: out, out: out, f: f, rs: rs, gather: rs.gatherBuffers()}
 	defer rs.putGatherBuffers(fw.gather)
 	if f.Encoding() == exposition.EncodingProtobuf {
@@ -101,10 +102,10 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 	if fw.helper != nil {
 		fw.helper.stop()
 	}
-	if cerr := out.close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	return out.n, err
+	return out.Written(), err
 }
 
 // WriteGzipTo writes what WriteTo writes as one gzip member, and returns the
@@ -127,20 +128,20 @@ func (sn *Snapshot) WriteGzipTo(w io.Writer, f exposition.Format, own []*dto.Met
 	}
 	rs := &sn.store.render
 	rs.scraped(f.Encoding())
-	out := newScrapeOut(w, rs.buffers)
+	out := pipewrite.NewWriter(w, rs.buffers)
 	n, err := sn.writeGzip(out, f, own)
-	if cerr := out.close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	return n, err
 }
 
 // writeGzip writes the gzip member of WriteGzipTo to out.
-func (sn *Snapshot) writeGzip(out *scrapeOut, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
+func (sn *Snapshot) writeGzip(out *pipewrite.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
 	rs := &sn.store.render
 	gz, err := gzipcat.NewMember(out, &rs.compressors, sn.gzip.minRun)
 	if err != nil {
-		return out.n, err
+		return out.Written(), err
 	}
 	defer gz.Release()
 	fw := &familyWriter{sn: sn, w: gz, gz: gz, f: f, rs: rs, dropProtobuf: rs.protobufCached.Swap(false), gather: rs.gatherBuffers()}
@@ -159,7 +160,7 @@ func (sn *Snapshot) writeGzip(out *scrapeOut, f exposition.Format, own []*dto.Me
 	if err == nil {
 		rs.gzipCalm.Store(fw.sc.newText <= int64(float64(fw.sc.allText)*calmShare))
 	}
-	return out.n, err
+	return out.Written(), err
 }
 
 // segmentBudget is the text bytes one gzip scrape may compress into new
@@ -246,7 +247,7 @@ type familyWriter struct {
 	w   io.Writer
 	// out is w when the scrape is not compressed: cached text bodies are
 	// then decoded straight into its buffer.
-	out *scrapeOut
+	out *pipewrite.Writer
 	// gz is w when the scrape is gzip-compressed: cached families are then
 	// written as their deflate segments.
 	gz     *gzipcat.Member
@@ -524,7 +525,7 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 // batches reports whether p is written by writeTextBatches: a cached text
 // body that fits an output buffer, in a scrape that is not compressed.
 func (fw *familyWriter) batches(p part) bool {
-	return p.kind == partText && fw.out != nil && fw.gz == nil && p.textSize <= outBufferSize
+	return p.kind == partText && fw.out != nil && fw.gz == nil && p.textSize <= pipewrite.BufferSize
 }
 
 // gatherAhead is how many entries touchSlots reads ahead of gathering.

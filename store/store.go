@@ -19,6 +19,7 @@ import (
 	"github.com/google/btree"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/internal/pipewrite"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -185,7 +186,9 @@ func New(opts Options) *Store {
 		index:   newIndex(opts.UTF8Names),
 		entries: btree.NewG[entry](32, entryLess),
 	}
-	s.render.buffers = newBufferPool(3 * outBuffers)
+	// Three scrapes' worth of idle output buffers (a pipewrite.Writer
+	// fills three in turn).
+	s.render.buffers = pipewrite.NewPool(9)
 	s.index.reserve(PushTimeName, dto.MetricType_GAUGE, pushTimeHelp)
 	s.index.reserve(PushFailureTimeName, dto.MetricType_GAUGE, pushFailureTimeHelp)
 	return s
