@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 )
@@ -87,4 +88,44 @@ func TestAWriterStopsAtTheFirstFailedWrite(t *testing.T) {
 	if w.buf.Len() > w.failAfter {
 		t.Errorf("%d bytes written past the failure at %d", w.buf.Len(), w.failAfter)
 	}
+}
+
+// BenchmarkWriter writes 16 MiB through a Writer to io.Discard: copied in
+// 1 KiB pieces (how a scrape writes headers and rendered bodies), or handed
+// over in filled pool buffers (how it writes decoded text batches).
+func BenchmarkWriter(b *testing.B) {
+	const total = 16 << 20
+	piece := bytes.Repeat([]byte("metric_a{job=\"x\"} 1\n"), 1024/21)
+	pool := NewPool(9)
+	b.Run("copied", func(b *testing.B) {
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			o := NewWriter(io.Discard, pool)
+			for n := 0; n < total; n += len(piece) {
+				if _, err := o.Write(piece); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := o.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("handed", func(b *testing.B) {
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			o := NewWriter(io.Discard, pool)
+			for n := 0; n < total; n += BufferSize {
+				buf := pool.Get()
+				if err := o.WriteBuffer(buf[:BufferSize]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := o.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
