@@ -36,9 +36,6 @@ type familyWriter struct {
 	dropProtobuf bool
 	// touched keeps the touching loads from being optimised away.
 	touched byte
-	// helper decodes every other batch of a text scrape; nil until the
-	// scrape has two batches to decode.
-	helper *decodeHelper
 	// skipped counts the families left out because they could not be
 	// rendered in this scrape's format; skipErr is the first one's error.
 	skipped int

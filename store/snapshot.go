@@ -85,9 +85,6 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 	}
 	err := sn.write(fw, own)
 	fw.reportSkipped()
-	if fw.helper != nil {
-		fw.helper.stop()
-	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
