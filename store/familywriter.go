@@ -202,14 +202,13 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 		if i%gatherAhead == 0 {
 			fw.touchSlots(run[i:min(i+gatherAhead, len(run))], protobuf || fw.gz != nil)
 		}
-		sl := run[i].slot
-		if !protobuf && fw.gz == nil && !fw.dropProtobuf && sl.text.packed != nil && exposition.Encoding(sl.text.enc) == enc {
-			// The common case: the body the push rendered, from the slot.
-			parts = append(parts, part{kind: partText, fam: sl.fam, textPacked: sl.text.packed, textSize: int(sl.text.size)})
-			total += int(sl.text.size)
+		f := run[i].slot.fam
+		if p := f.pushed; !protobuf && fw.gz == nil && !fw.dropProtobuf && p.packed != nil && exposition.Encoding(p.enc) == enc {
+			// The common case: the body the push rendered.
+			parts = append(parts, part{kind: partText, fam: f, textPacked: p.packed, textSize: int(p.size)})
+			total += int(p.size)
 			continue
 		}
-		f := sl.fam
 		if fw.dropProtobuf {
 			f.dropProtobufBody()
 		}
@@ -311,11 +310,10 @@ const gatherAhead = 64
 func (fw *familyWriter) touchSlots(run []entry, family bool) {
 	var sum byte
 	for i := range run {
-		sl := run[i].slot
-		sum += byte(sl.text.size)
+		f := run[i].slot.fam
+		sum += byte(f.pushed.size)
 		if family {
 			// A family spans two cache lines; gathering reads both.
-			f := sl.fam
 			sum += byte(f.typ)
 			if f.text.Load() != nil || f.unpacked.Load() != nil {
 				sum++

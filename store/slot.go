@@ -19,8 +19,6 @@ type entry struct {
 // sees a change made after it started.
 type slot struct {
 	fam *Family
-	// text is fam's text body as its push rendered it.
-	text textRef
 	// live is false once the slot left the scrape order: its family was
 	// removed, or replaced through a new slot.
 	live bool
@@ -35,7 +33,7 @@ type deferredUpdate struct {
 
 // newSlot returns a live slot holding f.
 func newSlot(f *Family) *slot {
-	return &slot{fam: f, text: f.pushed, live: true}
+	return &slot{fam: f, live: true}
 }
 
 // entryLess orders entries by metric name, then by group ID.
@@ -98,7 +96,7 @@ func (s *Store) install(gid string, old, next *Group) {
 			sl := of.slot
 			f.slot = sl
 			if s.snapshots == 0 {
-				sl.fam, sl.text = f, f.pushed
+				sl.fam = f
 				continue
 			}
 			if s.deferred == nil {
@@ -145,7 +143,7 @@ func (s *Store) applyDeferred() {
 		switch {
 		case !sl.live:
 		case s.snapshots == 0:
-			sl.fam, sl.text = d.fam, d.fam.pushed
+			sl.fam = d.fam
 		default:
 			// replaceSlot retires sl, deleting it from the map being
 			// ranged over, which Go allows.
