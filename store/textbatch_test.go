@@ -23,7 +23,7 @@ import (
 func TestABatchRefusesABlockOfAnotherSize(t *testing.T) {
 	fam := &Family{meta: unique.Make(familyMeta{name: "sized"})}
 	parts := []part{{kind: partText, fam: fam, textPacked: s2.Encode(nil, []byte("twelve bytes")), textSize: 11}}
-	if _, _, err := decodeBatch(parts, pipewrite.NewPool(1).Get()); err == nil || !strings.Contains(err.Error(), "sized") {
+	if _, err := (&familyWriter{}).decodeBatch(parts, pipewrite.NewPool(1).Get()); err == nil || !strings.Contains(err.Error(), "sized") {
 		t.Fatalf("a block of 12 bytes cached as 11: err = %v, want one naming the family", err)
 	}
 }
