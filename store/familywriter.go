@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/s2"
@@ -67,14 +68,14 @@ func (fw *familyWriter) reportSkipped() {
 }
 
 // groupOfID returns the grouping key of a group ID as GroupKey.String
-// writes it, for logs.
+// writes it, for logs; an ID that does not parse (a bug) is quoted as it
+// is.
 func groupOfID(gid string) string {
-	parts := strings.Split(gid, keySeparator)
-	labels := make(map[string]string, len(parts)/2)
-	for i := 0; i+1 < len(parts); i += 2 {
-		labels[parts[i]] = parts[i+1]
+	key, err := ParseGroupKeyID(gid)
+	if err != nil {
+		return strconv.Quote(gid)
 	}
-	return NewGroupKey(labels).String()
+	return key.String()
 }
 
 // renamesCounter reports whether the OpenMetrics family of the counter name
