@@ -54,9 +54,11 @@ type Segment struct {
 	// Deflate ends with a sync flush: byte-aligned, no final block, so
 	// that segments concatenate.
 	Deflate []byte
-	CRC     uint32
-	Size    int
-	Shift   uint32
+	// CRC is the CRC-32 (IEEE) of the body, Size its length and Shift
+	// CRCShift(Size).
+	CRC   uint32
+	Size  int
+	Shift uint32
 }
 
 // Segmenter compresses bodies into segments, reusing one flate writer it
