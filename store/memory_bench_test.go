@@ -40,7 +40,7 @@ func BenchmarkStoreHeap(b *testing.B) {
 					if !sameBlock(tb.packed, f.pushed.packed) {
 						text += len(tb.packed)
 					}
-					deflate += len(tb.deflate)
+					deflate += len(tb.segment.Deflate)
 				}
 			}
 		}

@@ -166,7 +166,7 @@ func inject(t *testing.T, s *Store, k GroupKey, mf *dto.MetricFamily) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl.fam, sl.text = f, f.pushed
+	sl.fam = f
 }
 
 func TestAStoredFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {

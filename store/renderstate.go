@@ -1,26 +1,24 @@
 package store
 
 import (
-	"io"
 	"sync"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/flate"
-
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/gzipcat"
+	"github.com/pushgate/pushgate/internal/pipewrite"
 )
 
 // renderState is what pushes and scrapes share about rendering: the text
-// encoding pushes render for, and the flate writers gzip scrapes reuse.
+// encoding pushes render for, and the buffers and flate writers scrapes
+// reuse.
 type renderState struct {
 	// enc is the text encoding last scraped (an exposition.Encoding; the
 	// zero value is text 0.0.4). Pushes render their families' bodies in
 	// it, so that a scrape of unchanged data only copies bytes (DESIGN §6).
 	enc atomic.Int32
-	// deflaters holds *flate.Writer at segmentLevel: a BestSpeed writer
-	// holds about a megabyte of state, and a gzip scrape uses two (one for
-	// the streamed runs, one for new segments).
-	deflaters sync.Pool
+	// compressors are the flate writers gzip scrapes reuse.
+	compressors gzipcat.Compressors
 	// scratches holds *scratch for pushes: growing fresh buffers to the
 	// text bodies' size in every push was 18 KB and 27 allocations of a
 	// 31 KB push (BenchmarkPush text).
@@ -35,8 +33,9 @@ type renderState struct {
 	protobufCached atomic.Bool
 	// gathers holds *gatherBuffers for scrapes.
 	gathers sync.Pool
-	// buffers holds the output buffers of scrapes (see scrapeOut).
-	buffers *bufferPool
+	// buffers holds the output buffers of scrapes (pipewrite.Writer) and
+	// those cached text bodies are decoded into (writeTextBatches).
+	buffers *pipewrite.Pool
 }
 
 // maxScratch is the largest buffer a pooled scratch keeps, so that one huge
@@ -70,23 +69,6 @@ func (rs *renderState) encoding() exposition.Encoding {
 func (rs *renderState) scraped(enc exposition.Encoding) {
 	if enc != exposition.EncodingProtobuf && rs.encoding() != enc {
 		rs.enc.Store(int32(enc))
-	}
-}
-
-// deflater returns a flate writer at segmentLevel writing to w.
-func (rs *renderState) deflater(w io.Writer) (*flate.Writer, error) {
-	if zw, ok := rs.deflaters.Get().(*flate.Writer); ok {
-		zw.Reset(w)
-		return zw, nil
-	}
-	return flate.NewWriter(w, segmentLevel)
-}
-
-// release returns a flate writer for reuse; nil is ignored.
-func (rs *renderState) release(zw *flate.Writer) {
-	if zw != nil {
-		zw.Reset(io.Discard)
-		rs.deflaters.Put(zw)
 	}
 }
 

@@ -1,18 +1,17 @@
 package store
 
 import (
-	"fmt"
 	"io"
 	"runtime"
 	"sort"
-	"strings"
 	"sync/atomic"
 
 	"github.com/google/btree"
-	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/gzipcat"
+	"github.com/pushgate/pushgate/internal/pipewrite"
 )
 
 // Snapshot is a consistent, point-in-time view of the store for one scrape.
@@ -27,17 +26,6 @@ type Snapshot struct {
 	cleanup  runtime.Cleanup
 }
 
-// gzipLimits bound how a gzip scrape splits its work between cached
-// segments and streamed runs.
-type gzipLimits struct {
-	// budget is the text bytes one scrape may compress into new segments
-	// while the store churns; calmBudget when it does not.
-	budget, calmBudget int
-	// minRun is the length a streamed run reaches before a cached segment
-	// may end it.
-	minRun int
-}
-
 // Snapshot returns a view of the store as it is now. Release it when done:
 // while a snapshot is open, pushes defer their slot updates (see
 // Store.deferred), and a snapshot taken meanwhile has to move them into new
@@ -48,7 +36,7 @@ func (s *Store) Snapshot() *Snapshot {
 	// Updates deferred for the open snapshots must show in this one.
 	s.applyDeferred()
 	s.snapshots++
-	sn := &Snapshot{store: s, entries: s.entries.Clone(), gzip: gzipLimits{budget: segmentBudget, calmBudget: calmBudget, minRun: minRun}}
+	sn := &Snapshot{store: s, entries: s.entries.Clone(), gzip: gzipLimits{budget: segmentBudget, calmBudget: calmBudget, minRun: gzipcat.MinRun}}
 	// A snapshot dropped without Release is released when collected.
 	sn.cleanup = runtime.AddCleanup(sn, (*Store).releaseSnapshot, s)
 	return sn
@@ -87,7 +75,7 @@ func (s *Store) releaseSnapshot() {
 func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
 	rs := &sn.store.render
 	rs.scraped(f.Encoding())
-	out := newScrapeOut(w, rs.buffers)
+	out := pipewrite.NewWriter(w, rs.buffers)
 	fw := &familyWriter{sn: sn, w: out, out: out, f: f, rs: rs, gather: rs.gatherBuffers()}
 	defer rs.putGatherBuffers(fw.gather)
 	if f.Encoding() == exposition.EncodingProtobuf {
@@ -97,93 +85,11 @@ func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricF
 	}
 	err := sn.write(fw, own)
 	fw.reportSkipped()
-	if fw.helper != nil {
-		fw.helper.stop()
-	}
-	if cerr := out.close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	return out.n, err
+	return out.Written(), err
 }
-
-// WriteGzipTo writes what WriteTo writes as one gzip member, and returns the
-// number of compressed bytes written. f must be text or OpenMetrics.
-//
-// The member is assembled from per-family DEFLATE segments cached beside
-// the families' text bodies and runs compressed on the spot. Segments go
-// only to families that survived a scrape interval unchanged (seen by an
-// earlier gzip scrape), and only segmentBudget bytes of them per scrape:
-// a segment costs about 6x what streaming the same bytes costs, so building
-// one for every family on the first scrape after a fill took 0.7 s at
-// 10,000 groups, and for families that change between scrapes it is work
-// thrown away. Everything else is streamed in runs, compressed at
-// BestSpeed in chunks shared with a helper goroutine (see chunkSize; 90-96
-// ms for all 78.7 MB at 10,000 groups), and a scrape of unchanged families
-// compresses only the HELP/TYPE lines and the gateway's own metrics.
-func (sn *Snapshot) WriteGzipTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
-	if f.Encoding() == exposition.EncodingProtobuf {
-		return 0, fmt.Errorf("gzip scrape from cached segments: %s has no segments", f)
-	}
-	rs := &sn.store.render
-	rs.scraped(f.Encoding())
-	out := newScrapeOut(w, rs.buffers)
-	n, err := sn.writeGzip(out, f, own)
-	if cerr := out.close(); err == nil {
-		err = cerr
-	}
-	return n, err
-}
-
-// writeGzip writes the gzip member of WriteGzipTo to out.
-func (sn *Snapshot) writeGzip(out *scrapeOut, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
-	rs := &sn.store.render
-	gz, err := newGzipMember(out, rs, sn.gzip.minRun)
-	if err != nil {
-		return out.n, err
-	}
-	defer gz.release()
-	fw := &familyWriter{sn: sn, w: gz, gz: gz, f: f, rs: rs, dropProtobuf: rs.protobufCached.Swap(false), gather: rs.gatherBuffers()}
-	defer rs.putGatherBuffers(fw.gather)
-	defer fw.reportSkipped()
-	fw.sc.budget = sn.gzip.budget
-	if rs.gzipCalm.Load() {
-		fw.sc.budget = sn.gzip.calmBudget
-	}
-	defer fw.releaseDeflater()
-	err = sn.write(fw, own)
-	if err == nil {
-		err = gz.close()
-	}
-	if err == nil {
-		rs.gzipCalm.Store(fw.sc.newText <= int64(float64(fw.sc.allText)*calmShare))
-	}
-	return out.n, err
-}
-
-// segmentBudget is the text bytes one gzip scrape may compress into new
-// segments, so that no scrape spikes: the rest is streamed, and later
-// scrapes build the remaining segments. Measured at 10,000 groups (78.7 MB
-// of text; BenchmarkScrape, and curl against the built binary): the first
-// gzip scrape after a fill streams everything, 130-190 ms (142 ms over
-// HTTP); the second builds 8 MiB of segments, 250-360 ms (218 ms over
-// HTTP, 1.5x); later ones shrink by ~8 MiB of streaming each and reach the
-// cached 18-20 ms after ~12 scrapes. A larger budget converges in fewer
-// scrapes but each costs more: a segment costs ~6x streaming the same
-// bytes (94 MB/s against ~560 MB/s), so every MiB adds ~9 ms.
-const segmentBudget = 8 << 20
-
-// calmBudget is the segment budget of a gzip scrape after one that found
-// under calmShare of its text changed since the gzip scrape before it: the
-// store is not churning, so segments built now will be reused, and the
-// cache should fill at once rather than over a dozen scrapes. At ~94 MB/s
-// it bounds the extra work of one scrape to about a second (10,000 groups,
-// 78.7 MB of text, fit in one; 100,000 groups take about eight scrapes),
-// far below Prometheus' default 10 s scrape timeout.
-const calmBudget = 96 << 20
-
-// calmShare is the share of a gzip scrape's text, new since the previous
-// gzip scrape, under which the store counts as calm.
-const calmShare = 0.10
 
 // write merges own and the snapshot's families into fw.
 func (sn *Snapshot) write(fw *familyWriter, own []*dto.MetricFamily) error {
@@ -234,403 +140,4 @@ func (sn *Snapshot) write(fw *familyWriter, own []*dto.MetricFamily) error {
 		_, err = fw.w.Write(fw.buf)
 	}
 	return err
-}
-
-// familyWriter writes merged families in one format.
-type familyWriter struct {
-	sn *Snapshot
-	// own is every own family of the scrape, sorted by name.
-	own []*dto.MetricFamily
-	w   io.Writer
-	// out is w when the scrape is not compressed: cached text bodies are
-	// then decoded straight into its buffer.
-	out *scrapeOut
-	// gz is w when the scrape is gzip-compressed: cached families are then
-	// written as their deflate segments.
-	gz     *gzipMember
-	rs     *renderState
-	f      exposition.Format
-	buf    []byte
-	gather *gatherBuffers
-	sc     renderScratch
-	// dropProtobuf is set for a text scrape after a protobuf one: the
-	// families' decompressed protobuf bytes are dropped as it passes.
-	dropProtobuf bool
-	// touched keeps the touching loads from being optimised away.
-	touched byte
-	// helper decodes every other batch of a text scrape; nil until the
-	// scrape has two batches to decode.
-	helper *decodeHelper
-	// skipped counts the families left out because they could not be
-	// rendered in this scrape's format; skipErr is the first one's error.
-	skipped int
-	skipErr error
-}
-
-// skip leaves a family that cannot be rendered in the scrape's format out
-// of the scrape, so that the scrape stays whole and valid (DESIGN §5: a
-// scrape never fails halfway). Pushes refuse what some servable format
-// cannot express, so this is a last line of defence.
-func (fw *familyWriter) skip(err error) {
-	if fw.skipped == 0 {
-		fw.skipErr = err
-	}
-	fw.skipped++
-}
-
-// reportSkipped counts and logs, in one line per scrape, the families the
-// scrape left out.
-func (fw *familyWriter) reportSkipped() {
-	if fw.skipped == 0 {
-		return
-	}
-	st := fw.sn.store
-	st.skippedFamilies.Add(uint64(fw.skipped))
-	st.logger.Error("families left out of a scrape: they cannot be rendered in its format",
-		"format", fw.f.ContentType(), "families", fw.skipped, "first_err", fw.skipErr)
-	fw.skipped, fw.skipErr = 0, nil
-}
-
-// groupOfID returns the grouping key of a group ID as GroupKey.String
-// writes it, for logs.
-func groupOfID(gid string) string {
-	parts := strings.Split(gid, keySeparator)
-	labels := make(map[string]string, len(parts)/2)
-	for i := 0; i+1 < len(parts); i += 2 {
-		labels[parts[i]] = parts[i+1]
-	}
-	return NewGroupKey(labels).String()
-}
-
-// renamesCounter reports whether the OpenMetrics family of the counter name
-// must be written with its type unknown under name rather than as a
-// counter: a counter
-// X_total is the OpenMetrics family X, and another family named X in the
-// scrape would make two families of one name, which OpenMetrics parsers
-// reject (Python's prometheus_client refuses the whole body). The gateway's
-// own go_memstats_alloc_bytes (a gauge) and go_memstats_alloc_bytes_total
-// (a counter) do this in every scrape; pushes that would are refused.
-//
-// Why unknown under the full name: the sample lines stay
-// go_memstats_alloc_bytes_total <value>, so the series Prometheus ingests
-// keeps its name, and an unknown family's samples carry its name exactly.
-// The alternatives change what is ingested or what checks it: a counter
-// family named X_total would need samples named X_total_total, leaving the
-// family out loses the series, and a gauge named X_total fails promtool's
-// lint. The type is left unknown by writing HELP without TYPE
-// (exposition.AppendHeaderWithoutType), which Prometheus, Python's parser
-// and promtool all accept; "# TYPE X_total unknown" would stop promtool,
-// which reads OpenMetrics with the text parser. Text and protobuf keep the
-// counter type. Own names are legacy names, which no escaping changes, so
-// this holds under every escaping.
-func (fw *familyWriter) renamesCounter(name string, typ dto.MetricType) bool {
-	if typ != dto.MetricType_COUNTER || fw.f.Encoding() != exposition.EncodingOpenMetrics {
-		return false
-	}
-	family, ok := strings.CutSuffix(name, "_total")
-	if !ok {
-		return false
-	}
-	i := sort.Search(len(fw.own), func(i int) bool { return fw.own[i].GetName() >= family })
-	if i < len(fw.own) && fw.own[i].GetName() == family {
-		return true
-	}
-	found := false
-	fw.sn.entries.AscendGreaterOrEqual(entry{name: family}, func(e entry) bool {
-		found = e.name == family
-		return false
-	})
-	return found
-}
-
-// gatherBuffers are the slices a scrape gathers a merged family's entries
-// and parts in, reused between scrapes: at 10,000 groups they grow to 1.7
-// MB, and growing them afresh in every scrape started a GC cycle every ~20
-// scrapes, 16% of a text scrape's CPU.
-type gatherBuffers struct {
-	run   []entry
-	parts []part
-}
-
-// part is one family's body in a merged family: bytes rendered for this
-// scrape, a plain family's cached text body, or a stored family whose
-// protobuf bytes are fetched (and if need be decompressed) while writing.
-type part struct {
-	kind partKind
-	body []byte
-	fam  *Family
-	// text is the family's cached body when the scrape is gzip-compressed
-	// (its deflate segment is used); nil otherwise.
-	text *textBody
-	// textPacked and textSize are the cached body's s2 block and length,
-	// copied so that writing the part does not read the textBody again:
-	// between gathering a run and writing it, it has left the CPU cache (a
-	// miss per family was 13% of a 10,000-group text scrape).
-	textPacked []byte
-	textSize   int
-}
-
-// partKind says where a part's bytes come from.
-type partKind uint8
-
-const (
-	// partBody: body, rendered for this scrape.
-	partBody partKind = iota
-	// partProtobuf: the family's stored protobuf bytes.
-	partProtobuf
-	// partText: a cached text body, textPacked.
-	partText
-)
-
-// writeOwn writes one of the gateway's own families, which no group shares.
-func (fw *familyWriter) writeOwn(mf *dto.MetricFamily) error {
-	return fw.writeRun(mf.GetName(), mf, nil)
-}
-
-// writeRun writes one merged family: the optional built-in family first,
-// then every group's family of that name.
-func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry) error {
-	var (
-		help string
-		typ  dto.MetricType
-		unit string
-	)
-	switch {
-	case own != nil:
-		help, typ, unit = own.GetHelp(), own.GetType(), own.GetUnit()
-	default:
-		typ = run[0].slot.fam.typ
-		for _, e := range run {
-			if h := e.slot.fam.Help(); h != "" {
-				help = h
-				break
-			}
-		}
-		unit = run[0].slot.fam.Unit()
-	}
-	untyped := fw.renamesCounter(name, typ)
-	parts := fw.gather.parts[:0]
-	defer func() { fw.gather.parts = parts }()
-	total := 0
-	if own != nil && len(own.Metric) > 0 {
-		b, err := exposition.AppendBody(nil, own, fw.f)
-		if err != nil {
-			fw.skip(fmt.Errorf("own family %q: %w", name, err))
-		} else {
-			parts = append(parts, part{body: b})
-			total += len(b)
-		}
-	}
-	enc := fw.f.Encoding()
-	protobuf := enc == exposition.EncodingProtobuf
-	for i := range run {
-		if i%gatherAhead == 0 {
-			fw.touchSlots(run[i:min(i+gatherAhead, len(run))], protobuf || fw.gz != nil)
-		}
-		sl := run[i].slot
-		if !protobuf && fw.gz == nil && !fw.dropProtobuf && sl.text.packed != nil && exposition.Encoding(sl.text.enc) == enc {
-			// The common case: the body the push rendered, from the slot.
-			parts = append(parts, part{kind: partText, fam: sl.fam, textPacked: sl.text.packed, textSize: int(sl.text.size)})
-			total += int(sl.text.size)
-			continue
-		}
-		f := sl.fam
-		if fw.dropProtobuf {
-			f.dropProtobufBody()
-		}
-		switch {
-		case f.streamsProtobuf(fw.f):
-			// The frame length comes first: add up the lengths (from the s2
-			// headers for bodies not cached yet) and decompress while
-			// writing, one family at a time.
-			if b := f.unpacked.Load(); b != nil {
-				// Cached by an earlier protobuf scrape: keep the bytes
-				// in the part, so that writing it does not read the
-				// family again.
-				parts = append(parts, part{kind: partBody, body: *b})
-				total += len(*b)
-				continue
-			}
-			n, err := f.metricsLen()
-			if err != nil {
-				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
-				continue
-			}
-			parts = append(parts, part{kind: partProtobuf, fam: f})
-			total += n
-		case f.plain && !protobuf:
-			tb, err := f.textBody(enc, &fw.sc)
-			if err != nil {
-				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
-				continue
-			}
-			parts = append(parts, part{kind: partText, fam: f, text: tb, textPacked: tb.packed, textSize: tb.size})
-			total += tb.size
-		default:
-			// Not plain: the body depends on the scrape's escaping scheme,
-			// so it is rendered every time.
-			b, err := f.render(fw.f)
-			if err != nil {
-				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
-				continue
-			}
-			parts = append(parts, part{body: b})
-			total += len(b)
-		}
-	}
-	if total == 0 {
-		return nil
-	}
-	var header []byte
-	if untyped {
-		header = exposition.AppendHeaderWithoutType(fw.buf[:0], name, help, unit, fw.f)
-	} else {
-		header = exposition.AppendHeader(fw.buf[:0], name, help, typ, unit, fw.f)
-	}
-	if protobuf {
-		frame := exposition.AppendFrameLength(nil, len(header)+total)
-		if _, err := fw.w.Write(frame); err != nil {
-			return err
-		}
-	}
-	if _, err := fw.w.Write(header); err != nil {
-		return err
-	}
-	fw.buf = header
-	for i := 0; i < len(parts); i++ {
-		if fw.batches(parts[i]) {
-			j := i + 1
-			for j < len(parts) && fw.batches(parts[j]) {
-				j++
-			}
-			if err := fw.writeTextBatches(parts[i:j]); err != nil {
-				return err
-			}
-			i = j - 1
-			continue
-		}
-		if i%touchAhead == 0 {
-			fw.touched += touchParts(parts[min(i+touchAhead, len(parts)):min(i+2*touchAhead, len(parts))])
-		}
-		if err := fw.writePart(parts[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// batches reports whether p is written by writeTextBatches: a cached text
-// body that fits an output buffer, in a scrape that is not compressed.
-func (fw *familyWriter) batches(p part) bool {
-	return p.kind == partText && fw.out != nil && fw.gz == nil && p.textSize <= outBufferSize
-}
-
-// gatherAhead is how many entries touchSlots reads ahead of gathering.
-const gatherAhead = 64
-
-// touchSlots reads each entry's slot, and with family each slot's family,
-// in a tight loop of independent loads, so that the CPU fetches them in
-// parallel before gathering needs them one by one (a dependent cache miss
-// per family was 10% of a 10,000-group text scrape, and two were 30% of a
-// protobuf scrape, which reads the family).
-func (fw *familyWriter) touchSlots(run []entry, family bool) {
-	var sum byte
-	for i := range run {
-		sl := run[i].slot
-		sum += byte(sl.text.size)
-		if family {
-			// A family spans two cache lines; gathering reads both.
-			f := sl.fam
-			sum += byte(f.typ)
-			if f.text.Load() != nil || f.unpacked.Load() != nil {
-				sum++
-			}
-		}
-	}
-	fw.touched += sum
-}
-
-// touchAhead is how many parts ahead of the one being written touch reads
-// the first byte of their cached body.
-const touchAhead = 8
-
-// touchParts reads the first byte of each part's cached body, one
-// independent load per part in a tight loop, so that the CPU fetches the
-// blocks' first cache lines in parallel instead of stalling on each when
-// its decoding starts (the s2 header read was 13% of a 10,000-group text
-// scrape). Go has no prefetch instruction; this is the next best thing.
-func touchParts(parts []part) byte {
-	var sum byte
-	for i := range parts {
-		if b := parts[i].textPacked; len(b) > 0 {
-			sum += b[0]
-		}
-		if b := parts[i].body; len(b) > 0 {
-			sum += b[0]
-		}
-	}
-	return sum
-}
-
-// writePart writes one part of a merged family.
-func (fw *familyWriter) writePart(p part) error {
-	switch {
-	case p.kind == partProtobuf:
-		b, err := p.fam.protobufBody()
-		if err != nil {
-			return err
-		}
-		_, err = fw.w.Write(b)
-		return err
-	case p.kind == partText && p.textSize == 0:
-		return nil
-	case p.kind == partText && p.text != nil && fw.gz != nil:
-		return fw.writeGzipText(p.fam, p.text)
-	case p.kind == partText:
-		// A body larger than an output buffer (writeTextBatches takes the
-		// others): decoded on its own and copied in.
-		b, err := s2.Decode(nil, p.textPacked)
-		if err != nil {
-			return fmt.Errorf("decompress cached body of %q: %w", p.fam.Name(), err)
-		}
-		_, err = fw.w.Write(b)
-		return err
-	}
-	_, err := fw.w.Write(p.body)
-	return err
-}
-
-// writeGzipText writes a plain family's cached body to a gzip scrape: as
-// its segment if it has one, as a new segment if an earlier gzip scrape saw
-// it and the budget allows, else streamed into the current run (and marked
-// as seen, so that it gets a segment if it is still there next time).
-func (fw *familyWriter) writeGzipText(f *Family, tb *textBody) error {
-	fw.sc.allText += int64(tb.size)
-	absorb := fw.gz.absorbs()
-	if tb.deflate == nil && !absorb && tb.gzipSeen.Load() && tb.size <= fw.sc.budget {
-		fw.sc.budget -= tb.size
-		var err error
-		if tb, err = f.withSegment(tb, &fw.sc, fw.rs); err != nil {
-			return err
-		}
-	}
-	if tb.deflate != nil && !absorb {
-		return fw.gz.writeSegment(tb.deflate, tb.crc, tb.size, tb.shift)
-	}
-	if tb.deflate == nil && !tb.gzipSeen.Load() {
-		tb.gzipSeen.Store(true)
-		fw.sc.newText += int64(tb.size)
-	}
-	body, err := tb.decode(f, &fw.sc)
-	if err != nil {
-		return err
-	}
-	_, err = fw.gz.Write(body)
-	return err
-}
-
-// releaseDeflater returns the segment compressor, if the scrape took one.
-func (fw *familyWriter) releaseDeflater() {
-	fw.rs.release(fw.sc.deflater)
-	fw.sc.deflater = nil
 }

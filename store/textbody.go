@@ -1,15 +1,13 @@
 package store
 
 import (
-	"bytes"
 	"fmt"
-	"hash/crc32"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/s2"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/gzipcat"
 )
 
 // textBody is the cached text or OpenMetrics body of a plain family, made
@@ -21,7 +19,7 @@ import (
 // The body is kept as an s2 block, not as text: at 10,000 groups of the
 // bench payload the raw bodies were 78.5 MB, the s2 blocks are 22 MB, and s2
 // decodes these ~1 KB blocks at 5.2 GB/s on this machine
-// (BenchmarkSegmentLevel/s2decode). Writing all 10,000 groups' bodies
+// (BenchmarkTextBlock/decode). Writing all 10,000 groups' bodies
 // through a 64 KiB bufio took 16.3 ms decoding s2 against 19.3 ms copying
 // raw bodies (BenchmarkTextCache; reading 3.6x fewer bytes pays for the
 // decode), and an HTTP text scrape of the built binary measured 52–99 ms
@@ -30,18 +28,15 @@ type textBody struct {
 	enc exposition.Encoding
 	// size is the length of the uncompressed body.
 	size int
-	// crc and shift are the body's CRC-32 and crcShift(size), what a gzip
-	// scrape needs to checksum the whole response without reading the
-	// text; set with deflate, since only segments need them (computing
-	// them in every push was 1.5% of its CPU).
-	crc   uint32
-	shift uint32
 	// packed is the s2 block of the body.
 	packed []byte
-	// deflate is the body as a raw DEFLATE segment that ends with a sync
-	// flush (byte-aligned, no final block); nil until a gzip scrape finds
-	// the body already seen by an earlier one (see segmentBudget).
-	deflate []byte
+	// segment is the body as a raw DEFLATE segment, with its CRC-32, what
+	// a gzip scrape writes instead of compressing the body again; empty
+	// until a gzip scrape finds the body already seen by an earlier one
+	// (see segmentBudget). The CRC is computed with the segment, since
+	// only segments need it (computing it in every push was 1.5% of its
+	// CPU).
+	segment gzipcat.Segment
 	// gzipSeen is set by the first gzip scrape that streams the body
 	// without a segment: a body still there at the next gzip scrape
 	// survived a scrape interval unchanged and is worth a segment.
@@ -52,11 +47,10 @@ type textBody struct {
 // across its families.
 type renderScratch struct {
 	body, packed, text []byte
-	segment            bytes.Buffer
-	// deflater compresses family segments; taken from the store's pool at
-	// the first segment a scrape has to build, so a scrape of cached
-	// families uses none.
-	deflater *flate.Writer
+	// segments compresses family segments with a flate writer taken from
+	// the store's pool at the first segment a scrape has to build, so a
+	// scrape of cached families uses none.
+	segments gzipcat.Segmenter
 	// budget is the text bytes this scrape may still compress into new
 	// segments.
 	budget int
@@ -110,52 +104,22 @@ func (tb *textBody) decode(f *Family, sc *renderScratch) ([]byte, error) {
 	return b, nil
 }
 
-// segmentLevel is the flate level of cached family segments and of the
-// streamed runs of a gzip scrape. Measured on the bench payload's family
-// bodies (~700 bytes each), one reused writer per scrape, sync-flushed per
-// family (BenchmarkSegmentLevel): BestSpeed 94 MB/s at 26.7% of the text;
-// level 4 85 MB/s at 26.4%; level 6 48 MB/s at 25.6%; level 9 15 MB/s at
-// 25.4%; Huffman only 124 MB/s at 65.6%; StatelessDeflate 75–81 MB/s at
-// 26.7%. The per-block Huffman header dominates at this size, so higher
-// levels buy almost nothing.
-const segmentLevel = flate.BestSpeed
-
 // withSegment returns tb with its deflate segment, compressing and caching
 // it first if need be. A concurrent scrape may do the same work; the cache
 // keeps one of the two equal results.
-func (f *Family) withSegment(tb *textBody, sc *renderScratch, rs *renderState) (*textBody, error) {
-	if tb.deflate != nil {
+func (f *Family) withSegment(tb *textBody, sc *renderScratch) (*textBody, error) {
+	if tb.segment.Deflate != nil {
 		return tb, nil
 	}
 	body, err := tb.decode(f, sc)
 	if err != nil {
 		return nil, err
 	}
-	sc.segment.Reset()
-	if sc.deflater == nil {
-		sc.deflater, err = rs.deflater(&sc.segment)
-		if err != nil {
-			return nil, fmt.Errorf("compress cached body of %q: %w", f.Name(), err)
-		}
-	} else {
-		sc.deflater.Reset(&sc.segment)
-	}
-	if _, err := sc.deflater.Write(body); err != nil {
+	seg, err := sc.segments.Segment(body)
+	if err != nil {
 		return nil, fmt.Errorf("compress cached body of %q: %w", f.Name(), err)
 	}
-	// Flush, not Close: a sync flush ends the segment on a byte boundary
-	// without a final block, so segments concatenate.
-	if err := sc.deflater.Flush(); err != nil {
-		return nil, fmt.Errorf("compress cached body of %q: %w", f.Name(), err)
-	}
-	next := &textBody{
-		enc:     tb.enc,
-		size:    tb.size,
-		crc:     crc32.ChecksumIEEE(body),
-		shift:   crcShift(uint64(tb.size)),
-		packed:  tb.packed,
-		deflate: bytes.Clone(sc.segment.Bytes()),
-	}
+	next := &textBody{enc: tb.enc, size: tb.size, packed: tb.packed, segment: seg}
 	next.gzipSeen.Store(true)
 	f.text.CompareAndSwap(tb, next)
 	return next, nil

@@ -1,4 +1,4 @@
-package store
+package gzipcat
 
 import (
 	"bytes"
@@ -7,51 +7,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/pushgate/pushgate/exposition"
 )
-
-// TestGzipScrapeOfManyChunks streams a body of several chunks (the first
-// gzip scrape after a fill), then one where segments cut the runs into
-// pieces of every length, and checks both against the plain scrape.
-func TestGzipScrapeOfManyChunks(t *testing.T) {
-	s := filledStore(t, 240)
-	f := exposition.NewFormat(exposition.EncodingText)
-	var plain bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&plain, f, ownFamilies()); err != nil {
-		t.Fatal(err)
-	}
-	if plain.Len() < 5*chunkSize {
-		t.Fatalf("body of %d bytes, want at least five chunks", plain.Len())
-	}
-	for _, budget := range []int{0, plain.Len() / 3, 1 << 30} {
-		sn := s.Snapshot()
-		sn.gzip.budget = budget
-		var z bytes.Buffer
-		if _, err := sn.WriteGzipTo(&z, f, ownFamilies()); err != nil {
-			t.Fatal(err)
-		}
-		sn.Release()
-		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
-			t.Fatalf("budget %d: gzip scrape differs from the plain one (%d against %d bytes)", budget, len(got), plain.Len())
-		}
-		// Chunking must not cost compression: within 2% of one stream.
-		if budget == 0 {
-			var one bytes.Buffer
-			zw, _ := flate.NewWriter(&one, flate.BestSpeed)
-			_, _ = zw.Write(plain.Bytes())
-			_ = zw.Close()
-			if limit := one.Len() + one.Len()/50; z.Len() > limit {
-				t.Errorf("streamed member of %d bytes, one flate stream takes %d", z.Len(), one.Len())
-			}
-		}
-	}
-}
 
 // TestRunChunksInOrder writes random pieces through runChunks and checks
 // that the output inflates to exactly the input, in order.
 func TestRunChunksInOrder(t *testing.T) {
-	rs := &renderState{}
+	from := &Compressors{}
 	rng := rand.New(rand.NewPCG(3, 4))
 	// Pieces are cut at random offsets from one random source: filling
 	// every piece byte by byte took 35 s under -race, and pieces from
@@ -62,7 +23,7 @@ func TestRunChunksInOrder(t *testing.T) {
 	}
 	for round := 0; round < 3; round++ {
 		var out, in bytes.Buffer
-		c := runChunks{w: &out, rs: rs}
+		c := runChunks{w: &out, from: from}
 		for k := 0; k < 16; k++ {
 			n := rng.IntN(3 * chunkSize / 2)
 			off := rng.IntN(len(src) - n + 1)
@@ -105,7 +66,7 @@ func (w *failAfter) Write(p []byte) (int, error) {
 // TestRunChunksWriteFailure checks that a failed write is returned, and
 // that release then stops the helper without waiting forever.
 func TestRunChunksWriteFailure(t *testing.T) {
-	c := runChunks{w: &failAfter{n: 1}, rs: &renderState{}}
+	c := runChunks{w: &failAfter{n: 1}, from: &Compressors{}}
 	p := bytes.Repeat([]byte("metric_a 1\n"), chunkSize/4)
 	var err error
 	for k := 0; k < 8 && err == nil; k++ {

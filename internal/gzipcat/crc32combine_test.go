@@ -1,4 +1,4 @@
-package store
+package gzipcat
 
 import (
 	"hash/crc32"
@@ -20,7 +20,7 @@ func TestCRCCombineEqualsTheCRCOfTheConcatenation(t *testing.T) {
 				b[i] = byte(rng.Uint32())
 			}
 			want := crc32.ChecksumIEEE(append(append([]byte(nil), a...), b...))
-			got := crcCombine(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), crcShift(uint64(lb)))
+			got := CRCCombine(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), CRCShift(uint64(lb)))
 			if got != want {
 				t.Errorf("len(A)=%d len(B)=%d: combined %08x, want %08x", la, lb, got, want)
 			}
@@ -37,18 +37,18 @@ func TestCRCMulByOneIsIdentity(t *testing.T) {
 			t.Errorf("crcMul(1, %08x) = %08x", v, got)
 		}
 	}
-	if got := crcShift(0); got != crcOne {
-		t.Errorf("crcShift(0) = %08x, want 1", got)
+	if got := CRCShift(0); got != crcOne {
+		t.Errorf("CRCShift(0) = %08x, want 1", got)
 	}
 }
 
-// BenchmarkCRCCombine measures one combine, paid once per cached family on
-// every gzip scrape.
+// BenchmarkCRCCombine measures one combine, paid once per segment a member
+// takes (once per cached family on every gzip scrape).
 func BenchmarkCRCCombine(b *testing.B) {
-	shift := crcShift(731)
+	shift := CRCShift(731)
 	crc := uint32(0x12345678)
 	for i := 0; i < b.N; i++ {
-		crc = crcCombine(crc, uint32(i), shift)
+		crc = CRCCombine(crc, uint32(i), shift)
 	}
 	b.ReportMetric(float64(crc>>31), "last-bit") // keeps the loop alive
 }

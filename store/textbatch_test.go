@@ -2,8 +2,8 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -17,76 +17,13 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/pipewrite"
 )
-
-// recordingWriter keeps what is written to it and the size of each write,
-// and fails every write once failAfter bytes have been written (if set).
-type recordingWriter struct {
-	buf       bytes.Buffer
-	writes    []int
-	failAfter int
-}
-
-var errWriteRefused = errors.New("connection reset by test")
-
-func (w *recordingWriter) Write(p []byte) (int, error) {
-	if w.failAfter > 0 && w.buf.Len()+len(p) > w.failAfter {
-		return 0, errWriteRefused
-	}
-	w.writes = append(w.writes, len(p))
-	return w.buf.Write(p)
-}
-
-func TestScrapeOutWritesCopiesAndHandedBuffersInOrder(t *testing.T) {
-	for _, total := range []int{0, 100, outBufferSize - 1, outBufferSize, 10*outBufferSize + 17} {
-		t.Run(fmt.Sprint(total), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(total), 1))
-			var want []byte
-			var w recordingWriter
-			pool := newBufferPool(2)
-			o := newScrapeOut(&w, pool)
-			for len(want) < total {
-				n := min(total-len(want), rng.IntN(3*outBufferSize/2)+1)
-				chunk := make([]byte, n)
-				for i := range chunk {
-					chunk[i] = byte('a' + rng.IntN(4))
-				}
-				want = append(want, chunk...)
-				if n > outBufferSize || rng.IntN(2) == 0 {
-					if _, err := o.Write(chunk); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				if err := o.writeBuffer(append(pool.get(), chunk...)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := o.close(); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(w.buf.Bytes(), want) {
-				t.Fatalf("wrote %d bytes that differ from the %d given", w.buf.Len(), len(want))
-			}
-			if o.n != int64(total) {
-				t.Errorf("counted %d bytes, wrote %d", o.n, total)
-			}
-			if total > outBufferSize && len(w.writes) < 2 {
-				t.Errorf("%d bytes went out in %d writes; want one per filled buffer", total, len(w.writes))
-			}
-			for _, n := range w.writes {
-				if n > outBufferSize {
-					t.Errorf("a write of %d bytes, larger than a buffer", n)
-				}
-			}
-		})
-	}
-}
 
 func TestABatchRefusesABlockOfAnotherSize(t *testing.T) {
 	fam := &Family{meta: unique.Make(familyMeta{name: "sized"})}
 	parts := []part{{kind: partText, fam: fam, textPacked: s2.Encode(nil, []byte("twelve bytes")), textSize: 11}}
-	if _, _, err := decodeBatch(parts, newBufferPool(1).get()); err == nil || !strings.Contains(err.Error(), "sized") {
+	if _, err := (&familyWriter{}).decodeBatch(parts, pipewrite.NewPool(1).Get()); err == nil || !strings.Contains(err.Error(), "sized") {
 		t.Fatalf("a block of 12 bytes cached as 11: err = %v, want one naming the family", err)
 	}
 }
@@ -103,8 +40,8 @@ func TestABodyLargerThanABufferIsScrapedWhole(t *testing.T) {
 		fmt.Fprintf(&body, "big{i=\"%d\",pad=\"%s\"} %d\n", i, pad, i)
 	}
 	mustPush(t, s, key("job", "j"), Replace, body.String(), t0)
-	if size := int(s.Group(key("job", "j")).families["big"].pushed.size); size <= outBufferSize {
-		t.Fatalf("the body is %d bytes, not larger than a buffer (%d)", size, outBufferSize)
+	if size := int(s.Group(key("job", "j")).families["big"].pushed.size); size <= pipewrite.BufferSize {
+		t.Fatalf("the body is %d bytes, not larger than a buffer (%d)", size, pipewrite.BufferSize)
 	}
 	text, fams := scrape(t, s)
 	if got := len(fams["big"].GetMetric()); got != series {
@@ -112,23 +49,6 @@ func TestABodyLargerThanABufferIsScrapedWhole(t *testing.T) {
 	}
 	if v, ok := value(t, fams, "big", map[string]string{"job": "j", "instance": "", "i": "3999", "pad": pad}); !ok || v != 3999 {
 		t.Fatalf("the last series of big scraped as %v (found %v):\n%.300s", v, ok, text)
-	}
-}
-
-func TestScrapeOutStopsAtTheFirstFailedWrite(t *testing.T) {
-	w := &recordingWriter{failAfter: 2*outBufferSize + 5}
-	o := newScrapeOut(w, newBufferPool(2))
-	chunk := bytes.Repeat([]byte("x"), 4096)
-	var err error
-	for i := 0; i < 40*outBufferSize/len(chunk) && err == nil; i++ {
-		_, err = o.Write(chunk)
-	}
-	cerr := o.close()
-	if !errors.Is(err, errWriteRefused) && !errors.Is(cerr, errWriteRefused) {
-		t.Fatalf("writes returned %v and close %v; want the writer's error", err, cerr)
-	}
-	if w.buf.Len() > w.failAfter {
-		t.Errorf("%d bytes written past the failure at %d", w.buf.Len(), w.failAfter)
 	}
 }
 
@@ -152,7 +72,7 @@ func TestLargeTextScrapeMatchesTheProtobufScrape(t *testing.T) {
 		if n != int64(buf.Len()) {
 			t.Errorf("%s scrape: counted %d bytes, wrote %d", f, n, buf.Len())
 		}
-		if f.Encoding() == exposition.EncodingText && buf.Len() < 3*outBufferSize {
+		if f.Encoding() == exposition.EncodingText && buf.Len() < 3*pipewrite.BufferSize {
 			t.Fatalf("text scrape of %d bytes fills fewer than three buffers", buf.Len())
 		}
 		out := map[string]*dto.MetricFamily{}
@@ -195,45 +115,38 @@ func textParts(rng *rand.Rand, n, max int) ([]part, []byte) {
 	return parts, want
 }
 
-func TestTextBatchesDecodeInOrderAcrossTheHelper(t *testing.T) {
+func TestTextBatchesDecodeInOrder(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 50, 400} {
 		rng := rand.New(rand.NewPCG(uint64(n), 3))
-		parts, want := textParts(rng, n, outBufferSize/3)
-		var w recordingWriter
-		out := newScrapeOut(&w, newBufferPool(4))
-		fw := &familyWriter{w: out, out: out}
+		parts, want := textParts(rng, n, pipewrite.BufferSize/3)
+		var w bytes.Buffer
+		rs := &renderState{buffers: pipewrite.NewPool(4)}
+		out := pipewrite.NewWriter(&w, rs.buffers)
+		fw := &familyWriter{w: out, out: out, rs: rs}
 		if err := fw.writeTextBatches(parts); err != nil {
 			t.Fatal(err)
 		}
-		if fw.helper != nil {
-			fw.helper.stop()
-		}
-		if err := out.close(); err != nil {
+		if err := out.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(w.buf.Bytes(), want) || out.n != int64(len(want)) {
-			t.Fatalf("%d parts: wrote %d bytes (counted %d) that differ from the %d expected", n, w.buf.Len(), out.n, len(want))
-		}
-		if n >= 50 && fw.helper == nil {
-			t.Errorf("%d parts were decoded without the helper", n)
+		if !bytes.Equal(w.Bytes(), want) || out.Written() != int64(len(want)) {
+			t.Fatalf("%d parts: wrote %d bytes (counted %d) that differ from the %d expected", n, w.Len(), out.Written(), len(want))
 		}
 	}
 }
 
-func TestABadBlockInEitherBatchStopsTheScrape(t *testing.T) {
+func TestABadBlockInAnyBatchStopsTheScrape(t *testing.T) {
 	for _, bad := range []int{0, 1, 5} {
 		rng := rand.New(rand.NewPCG(9, uint64(bad)))
 		// Parts of a third of a buffer: batches of three, so part 0 is in
-		// the helper's batch and part 5 in the scrape's own.
-		parts, _ := textParts(rng, 12, outBufferSize/3-1)
+		// the first batch and part 5 in the second.
+		parts, _ := textParts(rng, 12, pipewrite.BufferSize/3-1)
 		parts[bad].textPacked = []byte{0xff, 0xff, 0xff}
-		out := newScrapeOut(&recordingWriter{}, newBufferPool(4))
-		fw := &familyWriter{w: out, out: out}
+		rs := &renderState{buffers: pipewrite.NewPool(4)}
+		out := pipewrite.NewWriter(io.Discard, rs.buffers)
+		fw := &familyWriter{w: out, out: out, rs: rs}
 		err := fw.writeTextBatches(parts)
-		if fw.helper != nil {
-			fw.helper.stop()
-		}
-		out.close()
+		out.Close()
 		if err == nil || !strings.Contains(err.Error(), "batch_test") {
 			t.Errorf("a corrupt block at part %d: err = %v, want one naming the family", bad, err)
 		}

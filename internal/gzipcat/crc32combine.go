@@ -1,7 +1,7 @@
-package store
+package gzipcat
 
 // CRC-32 (IEEE) of a concatenation from the CRCs of its parts, so that a
-// gzip scrape can checksum a body made of cached family segments without
+// member can checksum a body made of segments compressed apart without
 // reading their text.
 //
 // The math: a CRC register is a polynomial over GF(2) modulo the CRC
@@ -23,7 +23,7 @@ const crcOne = 1 << 31
 // crcMul returns a·b mod P. Each step adds b when a has the current
 // coefficient, then multiplies b by x (a right shift in the reflected order,
 // reducing by P when the x^31 coefficient falls off). Branch-free: it runs
-// once per cached family on every gzip scrape.
+// once per segment a member takes.
 func crcMul(a, b uint32) uint32 {
 	var p uint32
 	for i := 31; i >= 0 && a != 0; i-- {
@@ -34,10 +34,11 @@ func crcMul(a, b uint32) uint32 {
 	return p
 }
 
-// crcShift returns x^(8n) mod P, the operator that moves a CRC past n
+// CRCShift returns x^(8n) mod P, the operator that moves a CRC-32 past n
 // bytes, by repeated squaring: x^8, x^16, x^32, … multiplied in for each set
-// bit of n.
-func crcShift(n uint64) uint32 {
+// bit of n. Keep it beside a body whose CRC is combined often: it depends
+// only on the body's length.
+func CRCShift(n uint64) uint32 {
 	result := uint32(crcOne)
 	base := uint32(crcOne >> 8) // x^8
 	for ; n > 0; n >>= 1 {
@@ -49,8 +50,8 @@ func crcShift(n uint64) uint32 {
 	return result
 }
 
-// crcCombine returns the CRC-32 of A‖B from crcA, crcB and shiftB =
-// crcShift(len(B)).
-func crcCombine(crcA, crcB, shiftB uint32) uint32 {
+// CRCCombine returns the CRC-32 (IEEE) of A‖B from crcA, crcB and shiftB =
+// CRCShift(len(B)).
+func CRCCombine(crcA, crcB, shiftB uint32) uint32 {
 	return crcMul(crcA, shiftB) ^ crcB
 }

@@ -1,4 +1,4 @@
-package store
+package gzipcat
 
 import (
 	"bytes"
@@ -8,19 +8,19 @@ import (
 	"github.com/klauspost/compress/flate"
 )
 
-// A gzip scrape's streamed runs are compressed in chunks of chunkSize
-// bytes, each from a fresh compressor state and sync-flushed, so that each
-// ends byte-aligned as a cached segment does and their concatenation is one
-// DEFLATE stream. The chunks alternate between a helper goroutine and the
-// scrape's own: the scrape decodes and fills the next chunk while the
-// helper compresses the one before, compresses that one itself, and writes
-// both in order. Compression was ~60% of the CPU of a gzip scrape that
-// streams everything (the first after a fill, or one where most families
-// changed), all of it on one core. BenchmarkScrape "gzip first" (10,000
-// groups, 78.7 MB streamed), three alternating runs: 124-130 ms on one
-// core, 90-96 ms with the helper. Beside 8 pushers and a gzip scrape every
-// second, the scrape's p50 went from 272/311 to 254/294 ms in two rounds:
-// the pushers keep both cores busy, so the helper finds little idle time.
+// A member's runs are compressed in chunks of chunkSize bytes, each from a
+// fresh compressor state and sync-flushed, so that each ends byte-aligned
+// as a segment does and their concatenation is one DEFLATE stream. The
+// chunks alternate between a helper goroutine and the writer's own: the
+// writer fills the next chunk while the helper compresses the one before,
+// compresses that one itself, and writes both in order. Compression was
+// ~60% of the CPU of a gzip scrape that streams everything (the first
+// after a fill, or one where most families changed), all of it on one
+// core. The store's BenchmarkScrape "gzip first" (10,000 groups, 78.7 MB
+// streamed), three alternating runs: 124-130 ms on one core, 90-96 ms with
+// the helper. Beside 8 pushers and a gzip scrape every second, the
+// scrape's p50 went from 272/311 to 254/294 ms in two rounds: the pushers
+// keep both cores busy, so the helper finds little idle time.
 //
 // A chunk cannot refer back into the one before it. DEFLATE looks back at
 // most 32 KiB, so that costs well under 1% of the compressed size at this
@@ -34,11 +34,11 @@ type chunkJob struct {
 	err error
 }
 
-// runChunks compresses the streamed runs of one gzip member into w.
+// runChunks compresses the runs of one gzip member into w.
 type runChunks struct {
-	w  io.Writer
-	rs *renderState
-	// zw compresses this goroutine's chunks into out; taken from rs at
+	w    io.Writer
+	from *Compressors
+	// zw compresses this goroutine's chunks into out; taken from from at
 	// the first chunk compressed here.
 	zw  *flate.Writer
 	out bytes.Buffer
@@ -80,12 +80,12 @@ func (c *runChunks) write(p []byte) error {
 // handOver gives the full chunk to the helper, starting it if need be.
 func (c *runChunks) handOver() error {
 	if c.jobs == nil {
-		zw, err := c.rs.deflater(io.Discard)
+		zw, err := c.from.Get(io.Discard)
 		if err != nil {
 			return fmt.Errorf("start chunk compressor: %w", err)
 		}
 		c.jobs, c.done = make(chan *chunkJob), make(chan *chunkJob, 1)
-		go compressChunks(zw, c.rs, c.jobs, c.done)
+		go compressChunks(zw, c.from, c.jobs, c.done)
 	}
 	job := c.spare
 	if job == nil {
@@ -99,9 +99,9 @@ func (c *runChunks) handOver() error {
 }
 
 // compressChunks is the helper goroutine: it compresses each job's chunk
-// with zw and hands the job back, and returns zw to rs when jobs closes.
-func compressChunks(zw *flate.Writer, rs *renderState, jobs <-chan *chunkJob, done chan<- *chunkJob) {
-	defer rs.release(zw)
+// with zw and hands the job back, and returns zw to from when jobs closes.
+func compressChunks(zw *flate.Writer, from *Compressors, jobs <-chan *chunkJob, done chan<- *chunkJob) {
+	defer from.Put(zw)
 	for j := range jobs {
 		j.err = compressChunk(zw, &j.out, j.in)
 		done <- j
@@ -126,7 +126,7 @@ func (c *runChunks) flush() error {
 	c.out.Reset()
 	if len(c.fill) > 0 {
 		if c.zw == nil {
-			c.zw, err = c.rs.deflater(io.Discard)
+			c.zw, err = c.from.Get(io.Discard)
 		}
 		if err == nil {
 			err = compressChunk(c.zw, &c.out, c.fill)
@@ -160,6 +160,6 @@ func (c *runChunks) release() {
 		close(c.jobs)
 		c.jobs = nil
 	}
-	c.rs.release(c.zw)
+	c.from.Put(c.zw)
 	c.zw = nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -273,7 +274,7 @@ func cacheBytes(s *Store) (bytes, families int) {
 				if !sameBlock(tb.packed, f.pushed.packed) {
 					bytes += len(tb.packed)
 				}
-				bytes += len(tb.deflate)
+				bytes += len(tb.segment.Deflate)
 				held = true
 			}
 			if held {
@@ -309,7 +310,7 @@ func segmentState(s *Store) (segmentText, with, without int) {
 			tb := textOf(f)
 			switch {
 			case tb == nil:
-			case tb.deflate != nil:
+			case tb.segment.Deflate != nil:
 				segmentText += tb.size
 				with++
 			default:
@@ -374,7 +375,7 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 		if tb == nil {
 			t.Fatalf("family %q of a new push has no text body", f.Name())
 		}
-		if f.Name() != PushFailureTimeName && (tb.deflate != nil || tb.gzipSeen.Load()) {
+		if f.Name() != PushFailureTimeName && (tb.segment.Deflate != nil || tb.gzipSeen.Load()) {
 			t.Fatalf("family %q of a new push already has a segment or was seen by a gzip scrape", f.Name())
 		}
 	}
@@ -520,5 +521,46 @@ func TestGzipScrapeStreamsShortRunsOn(t *testing.T) {
 	// Huffman tables: the long minRun did stream the cached families.
 	if sizes[1<<30] >= sizes[0] {
 		t.Fatalf("one long run: %d bytes, segments: %d bytes; want the run smaller", sizes[1<<30], sizes[0])
+	}
+}
+
+// gzipChunk is the size of the chunks internal/gzipcat compresses a
+// member's runs in.
+const gzipChunk = 256 << 10
+
+// TestGzipScrapeOfManyChunks streams a body of several chunks (the first
+// gzip scrape after a fill), then one where segments cut the runs into
+// pieces of every length, and checks both against the plain scrape.
+func TestGzipScrapeOfManyChunks(t *testing.T) {
+	s := filledStore(t, 240)
+	f := exposition.NewFormat(exposition.EncodingText)
+	var plain bytes.Buffer
+	if _, err := s.Snapshot().WriteTo(&plain, f, ownFamilies()); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Len() < 5*gzipChunk {
+		t.Fatalf("body of %d bytes, want at least five chunks", plain.Len())
+	}
+	for _, budget := range []int{0, plain.Len() / 3, 1 << 30} {
+		sn := s.Snapshot()
+		sn.gzip.budget = budget
+		var z bytes.Buffer
+		if _, err := sn.WriteGzipTo(&z, f, ownFamilies()); err != nil {
+			t.Fatal(err)
+		}
+		sn.Release()
+		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
+			t.Fatalf("budget %d: gzip scrape differs from the plain one (%d against %d bytes)", budget, len(got), plain.Len())
+		}
+		// Chunking must not cost compression: within 2% of one stream.
+		if budget == 0 {
+			var one bytes.Buffer
+			zw, _ := flate.NewWriter(&one, flate.BestSpeed)
+			_, _ = zw.Write(plain.Bytes())
+			_ = zw.Close()
+			if limit := one.Len() + one.Len()/50; z.Len() > limit {
+				t.Errorf("streamed member of %d bytes, one flate stream takes %d", z.Len(), one.Len())
+			}
+		}
 	}
 }

@@ -1,0 +1,259 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pushgate/pushgate/journal"
+)
+
+// Method says how a push changes its group.
+type Method int
+
+const (
+	// Replace (PUT) replaces every family of the group.
+	Replace Method = iota
+	// Merge (POST) replaces only the families named in the push.
+	Merge
+)
+
+// Push is one push request, already decoded.
+type Push struct {
+	Key      GroupKey
+	Method   Method
+	Families []*dto.MetricFamily
+	Time     time.Time
+	// KnownFields promises that no message of Families holds unknown
+	// protobuf fields (exposition.Decoded.KnownFields), so that encoding
+	// them need not look. Without it, such fields are kept.
+	KnownFields bool
+}
+
+// Push applies a push. It returns nil once the change is stored (and durable,
+// with a journal), a *LimitError when a limit refused it (nothing changed),
+// a *RejectError when the push failed the checks, or a *PersistenceError
+// when the journal failed.
+func (s *Store) Push(ctx context.Context, p Push) error {
+	p.Families = s.dropTimeFamilies(p.Key, p.Families)
+	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
+	if err != nil {
+		var lerr *LimitError
+		if errors.As(err, &lerr) {
+			return err
+		}
+		return s.recordFailure(ctx, p.Key, p.Time, err)
+	}
+	fams := make([]*Family, len(prepared))
+	enc := s.render.encoding()
+	sc := s.render.scratch()
+	defer s.render.putScratch(sc)
+	for i, pf := range prepared {
+		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
+			return s.recordFailure(ctx, p.Key, p.Time, err)
+		}
+	}
+	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
+	gid := p.Key.ID()
+
+	s.mu.Lock()
+	old := s.groups[gid]
+	ng := &Group{key: p.Key, pushTime: p.Time, families: make(map[string]*Family, len(fams)+2)}
+	var oldFams map[string]*Family
+	if old != nil {
+		oldFams = old.families
+		ng.failTime, ng.failReason = old.failTime, old.failReason
+		if p.Method == Merge {
+			for n, f := range old.families {
+				ng.families[n] = f
+			}
+		}
+		ng.families[PushFailureTimeName] = old.families[PushFailureTimeName]
+	} else {
+		// A new group starts with push_failure_time_seconds 0. Built here,
+		// under the lock, because only new groups need it.
+		zeroFail, zeroFailPrep := s.timeFamily(PushFailureTimeName, p.Key, time.Time{}, enc, sc)
+		ng.families[PushFailureTimeName] = zeroFail
+		prepared = append(prepared, pushPrep, zeroFailPrep)
+	}
+	for _, f := range fams {
+		ng.families[f.Name()] = f
+	}
+	ng.families[PushTimeName] = pushFam
+	newGroups := 0
+	if old == nil {
+		newGroups = 1
+	}
+	if err := s.opts.Limits.checkStore(len(s.groups), s.series, newGroups, seriesDelta(old, ng)); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
+		s.mu.Unlock()
+		return s.recordFailure(ctx, p.Key, p.Time, err)
+	}
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, ticket)
+}
+
+// dropTimeFamilies removes pushed push_time_seconds and
+// push_failure_time_seconds families: as in the reference, the gateway's own
+// values replace them and the push goes on. Each is counted
+// (OverriddenFamilies) and logged at debug.
+func (s *Store) dropTimeFamilies(key GroupKey, families []*dto.MetricFamily) []*dto.MetricFamily {
+	for i := 0; i < len(families); i++ {
+		name := families[i].GetName()
+		if name != PushTimeName && name != PushFailureTimeName {
+			continue
+		}
+		s.overridden.Add(1)
+		s.logger.Debug("pushed family replaced by the gateway's own", "group", key.String(), "family", name)
+		families = append(families[:i:i], families[i+1:]...)
+		i--
+	}
+	return families
+}
+
+// OverriddenFamilies returns how many pushed push_time_seconds and
+// push_failure_time_seconds families the gateway's own values replaced.
+func (s *Store) OverriddenFamilies() uint64 { return s.overridden.Load() }
+
+// recordFailure sets the group's push_failure_time_seconds for a rejected
+// push and returns the rejection. An absent group is created with
+// push_time_seconds 0, as the reference does — unless creating it would
+// itself collide with another group's series: a rejected push never makes the
+// store inconsistent.
+func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
+	rej := &RejectError{Key: key, Reason: reason.Error()}
+	enc := s.render.encoding()
+	gid := key.ID()
+
+	s.mu.Lock()
+	old := s.groups[gid]
+	var ng *Group
+	if old != nil {
+		ng = old.clone()
+		ng.failTime, ng.failReason = at, rej.Reason
+		ng.families[PushFailureTimeName], _ = s.timeFamily(PushFailureTimeName, key, at, enc, nil)
+	} else {
+		ng = &Group{key: key, failTime: at, failReason: rej.Reason, families: make(map[string]*Family, 2)}
+		prepared := s.addTimeFamilies(ng, nil, enc, nil)
+		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
+		if err == nil {
+			err = s.index.check(gid, nil, ng.families, prepared, s.ownerName)
+		}
+		if err != nil {
+			s.mu.Unlock()
+			// Debug: a client can cause this at will, so it must not flood the log.
+			s.logger.Debug("failure time not recorded: the group cannot be created", "group", key.String(), "reason", err)
+			return rej
+		}
+	}
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
+	s.mu.Unlock()
+	if err == nil {
+		err = s.wait(ctx, ticket)
+	}
+	if err != nil {
+		s.logger.Error("failure time not recorded", "group", key.String(), "err", err)
+	}
+	return rej
+}
+
+// Delete removes the group with the given key. Deleting an absent group is
+// not an error.
+func (s *Store) Delete(ctx context.Context, key GroupKey) error {
+	gid := key.ID()
+	s.mu.Lock()
+	old := s.groups[gid]
+	if old == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{nil}, journal.Op{Kind: journal.OpDelete, Key: gid})
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, ticket)
+}
+
+// Wipe removes every group at once: no push is applied between the first
+// and the last removal.
+func (s *Store) Wipe(ctx context.Context) error {
+	s.mu.Lock()
+	undos := make([]undoGroup, 0, len(s.groups))
+	next := make([]*Group, 0, len(s.groups))
+	for gid, g := range s.groups {
+		undos = append(undos, undoGroup{gid: gid, prev: g})
+		next = append(next, nil)
+	}
+	ticket, err := s.commitLocked(undos, next, journal.Op{Kind: journal.OpDeleteAll})
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, ticket)
+}
+
+// DeleteWhere removes, in one atomic change, every group for which match
+// returns true, and returns their keys sorted. With dryRun it only returns
+// the keys. match runs under the store's lock and must be quick. With
+// Options.MaxBatchOps, more groups than that are removed in several atomic
+// changes, appended at once: no push lands between them in the log, but a
+// failed one leaves the groups of the batches before it deleted.
+func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun bool) ([]GroupKey, error) {
+	s.mu.Lock()
+	var (
+		keys  []GroupKey
+		undos []undoGroup
+		ops   []journal.Op
+	)
+	for gid, g := range s.groups {
+		if !match(g) {
+			continue
+		}
+		keys = append(keys, g.key)
+		undos = append(undos, undoGroup{gid: gid, prev: g})
+		ops = append(ops, journal.Op{Kind: journal.OpDelete, Key: gid})
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].id < keys[j].id })
+	if dryRun || len(keys) == 0 {
+		s.mu.Unlock()
+		return keys, nil
+	}
+	size := len(ops)
+	if s.opts.MaxBatchOps > 0 {
+		size = s.opts.MaxBatchOps
+	}
+	var tickets []journal.Commit
+	for start := 0; start < len(ops); start += size {
+		end := min(start+size, len(ops))
+		ticket, err := s.commitLocked(undos[start:end], make([]*Group, end-start), ops[start:end]...)
+		if err != nil {
+			s.mu.Unlock()
+			// The batches appended before this one fail with it or were
+			// rolled back by their own waits.
+			for _, t := range tickets {
+				_ = s.wait(ctx, t)
+			}
+			return nil, err
+		}
+		tickets = append(tickets, ticket)
+	}
+	s.mu.Unlock()
+	var firstErr error
+	for _, t := range tickets {
+		if err := s.wait(ctx, t); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return keys, firstErr
+}
