@@ -75,6 +75,9 @@ func (c *common) target(ctx context.Context, clients int) (*url.URL, *http.Clien
 func (c *common) emit(w io.Writer, r result) error {
 	r.Target, r.Workload = c.label, c.name
 	r.FreshConns = c.fresh
+	if load, err := readLoad1(); err == nil {
+		r.Load1 = load
+	}
 	if r.URL == "" {
 		r.URL = c.url
 	}

@@ -65,6 +65,10 @@ type result struct {
 	RSSKiB int64 `json:"rss_kib,omitempty"`
 	HWMKiB int64 `json:"hwm_kib,omitempty"`
 
+	// Load1 is the machine's 1-minute load average when the result was
+	// taken: the machine may be shared, and the figures depend on it.
+	Load1 float64 `json:"load1,omitempty"`
+
 	Note string `json:"note,omitempty"`
 }
 
