@@ -33,7 +33,13 @@ func (s *Store) restoreStored(sg storedGroup) error {
 	if err != nil {
 		return err
 	}
-	gid := sg.key.ID()
+	return s.installStored(g, prepared)
+}
+
+// installStored installs a group rebuilt by storedGroup, unless the
+// consistency index refuses it.
+func (s *Store) installStored(g *Group, prepared []preparedFamily) error {
+	gid := g.key.ID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.groups[gid]
