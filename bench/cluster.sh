@@ -7,8 +7,11 @@
 # push run to the journal, then to the cluster's leader, through a follower
 # (forwarded to the leader, answered once the follower applied the commit),
 # and spread over the 3 replicas, one after the other, so that the load of
-# the shared machine weighs on all four alike. The results go to their own
-# file, and the table shows each rate as a ratio of the journal's.
+# the shared machine weighs on all four alike. Then, for each of
+# LOAD_SIZES, how long a gateway restarted on a journal of that many groups
+# takes to be ready, and a replica joining the cluster holding as many.
+# The results go to their own file, and the table shows each figure as a
+# ratio of the journal's.
 
 # etcd_bin prints the etcd 3.7 server to run: ETCD_BIN, or the one
 # scripts/etcd.sh builds once per machine.
@@ -128,6 +131,8 @@ cluster_phase() {
 		durable cluster-follower "$follower" "$g" "$c"
 		durable cluster-spread "$spread" "$g" "$c"
 	done
+	load_phase "$journal_url" "$leader" "$g"
+
 	# The replicas first: they leave etcd's election as they stop.
 	stop_all "${phase_pids[@]}"
 	stop_all "${etcd_pids[@]}"
@@ -148,6 +153,44 @@ stop_all() {
 		sleep 0.1
 	done
 	kill -9 "$@" 2>/dev/null || true
+}
+
+# load_phase JOURNAL_URL LEADER_URL FILLED: fills the journal gateway and
+# the cluster to each of LOAD_SIZES, then times a restart of the journal
+# gateway and the start of a fourth replica, up to /-/ready.
+load_phase() {
+	local journal_url=$1 leader=$2 filled=$3 n
+	for n in $LOAD_SIZES; do
+		((n > filled)) || continue
+		log "cluster: load times at $n groups"
+		fill_to journal "$journal_url" "$filled" "$n" "$FILL_LIMIT" "fill-to-$n" || smoke_fail
+		fill_to cluster-leader "$leader" "$filled" "$n" "$FILL_LIMIT" "fill-to-$n" || smoke_fail
+		filled=$n
+		stop "${phase_pids[0]}"
+		timed_start journal "load-$n" "$JOURNAL_PORT" "$PUSHGATE_BIN" --web.listen-address="127.0.0.1:$JOURNAL_PORT" \
+			--persistence.file="$work/journal.pgj"
+		phase_pids[0]=$server_pid
+		local port=$((CLUSTER_PORT + 3))
+		timed_start cluster-join "load-$n" "$port" "$PUSHGATE_BIN" --web.listen-address="127.0.0.1:$port" \
+			--cluster.etcd.endpoints="$etcd_endpoints"
+		stop "$server_pid"
+	done
+}
+
+# timed_start LABEL NAME PORT COMMAND...: start a server in the background
+# and record how long it takes to answer /-/ready (its load); sets
+# $server_pid.
+timed_start() {
+	local label=$1 name=$2 port=$3
+	shift 3
+	port_free "$port" || {
+		log "port $port is in use"
+		exit 1
+	}
+	"$@" >>"$work/$label.log" 2>&1 &
+	server_pid=$!
+	pids+=("$server_pid")
+	run "$label" "$name" wait -url "http://127.0.0.1:$port" -pid "$server_pid" -poll 10ms -timeout 10m >/dev/null
 }
 
 # durable LABEL URL GROUPS CLIENTS: one push run, named for the clients.

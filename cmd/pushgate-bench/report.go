@@ -44,6 +44,11 @@ func reportMetrics(kind string, load bool) []metric {
 			{name: "scrape max ms", value: func(r result) float64 { return r.MaxMs }},
 			{name: "MB per scrape", value: func(r result) float64 { return float64(r.Bytes) / 1e6 }},
 		}
+	case "ready":
+		return []metric{
+			{name: "seconds to ready", value: func(r result) float64 { return r.Seconds }},
+			{name: "RSS MiB at ready", value: func(r result) float64 { return float64(r.RSSKiB) / 1024 }},
+		}
 	case "rss":
 		return []metric{
 			{name: "RSS MiB", value: func(r result) float64 { return float64(r.RSSKiB) / 1024 }},
