@@ -3,13 +3,17 @@
 # Pushgateway and the null server, each on its own loopback port, and print
 # one table with the ratios pushgate/null and pushgate/reference.
 #
-#   bench/compare.sh [--smoke] [-o results.jsonl]
+#   bench/compare.sh [--smoke] [--cluster-only] [-o results.jsonl]
 #
 # --smoke   a tiny run (50 groups, 2 s pushes, under a minute) that proves the
 #           script works; it exits non-zero if any step fails or any request
 #           errs. CI runs it.
+# --cluster-only
+#           only the cluster phase (bench/cluster.sh): durable pushes through
+#           3 etcd members and 3 replicas against the embedded journal.
 # -o FILE   where the JSON-lines results go (default
-#           /tmp/pushgate-bench/results-<timestamp>.jsonl).
+#           /tmp/pushgate-bench/results-<timestamp>.jsonl); the cluster
+#           phase's go to FILE with .jsonl replaced by .cluster.jsonl.
 #
 # Sizes and limits come from the environment; see bench/README.md. Every
 # process the script starts is stopped on exit, and the whole run is bounded
@@ -17,16 +21,18 @@
 set -euo pipefail
 
 smoke=0
+cluster_only=0
 out=""
 while (($#)); do
 	case "$1" in
 	--smoke) smoke=1 ;;
+	--cluster-only) cluster_only=1 ;;
 	-o)
 		out="${2:?-o needs a file}"
 		shift
 		;;
 	-h | --help)
-		sed -n '2,16p' "$0"
+		sed -n '2,20p' "$0"
 		exit 0
 		;;
 	*)
@@ -39,11 +45,14 @@ done
 
 if ((smoke)); then
 	: "${SIZES:=50}" "${SCRAPE_GROUPS:=50}" "${PUSH_DURATION:=2s}" "${MIXED_DURATION:=2s}"
-	: "${FILL_LIMIT:=15s}" "${REF_FILL_LIMIT:=15s}" "${SCRAPE_COUNT:=3}" "${COMPARE_TIMEOUT:=90}"
+	: "${FILL_LIMIT:=15s}" "${REF_FILL_LIMIT:=15s}" "${SCRAPE_COUNT:=3}" "${COMPARE_TIMEOUT:=120}"
+	: "${CLUSTER_GROUPS:=50}" "${CLUSTER_CLIENTS:=8}" "${CLUSTER_DURATION:=1s}" "${LOAD_SIZES:=100}"
 else
 	: "${SIZES:=1000 10000 100000}" "${SCRAPE_GROUPS:=10000}" "${PUSH_DURATION:=10s}" "${MIXED_DURATION:=15s}"
 	: "${FILL_LIMIT:=600s}" "${REF_FILL_LIMIT:=180s}" "${SCRAPE_COUNT:=5}" "${COMPARE_TIMEOUT:=3600}"
+	: "${CLUSTER_GROUPS:=1000}" "${CLUSTER_CLIENTS:=8 32 64}" "${CLUSTER_DURATION:=10s}" "${LOAD_SIZES:=10000 100000}"
 fi
+: "${CLUSTER:=1}" "${ETCD_BIN:=}" "${ETCD_PORT:=19200}" "${CLUSTER_PORT:=19291}" "${JOURNAL_PORT:=19194}"
 : "${CLIENTS:=8}" "${SCRAPE_INTERVAL:=1s}" "${PG_PORT:=19191}" "${REF_PORT:=19192}" "${NULL_PORT:=19193}"
 : "${REFERENCE_BIN:=/usr/bin/prometheus-pushgateway}" "${PUSHGATE_BIN:=}"
 
@@ -55,9 +64,11 @@ fi
 # every process the run started.
 if [[ -z "${COMPARE_UNDER_TIMEOUT:-}" ]]; then
 	export COMPARE_UNDER_TIMEOUT=1 SIZES SCRAPE_GROUPS PUSH_DURATION MIXED_DURATION FILL_LIMIT REF_FILL_LIMIT \
-		SCRAPE_COUNT COMPARE_TIMEOUT CLIENTS SCRAPE_INTERVAL PG_PORT REF_PORT NULL_PORT REFERENCE_BIN PUSHGATE_BIN
+		SCRAPE_COUNT COMPARE_TIMEOUT CLIENTS SCRAPE_INTERVAL PG_PORT REF_PORT NULL_PORT REFERENCE_BIN PUSHGATE_BIN \
+		CLUSTER CLUSTER_GROUPS CLUSTER_CLIENTS CLUSTER_DURATION LOAD_SIZES ETCD_BIN ETCD_PORT CLUSTER_PORT JOURNAL_PORT
 	args=()
 	((smoke)) && args+=(--smoke)
+	((cluster_only)) && args+=(--cluster-only)
 	[[ -n "$out" ]] && args+=(-o "$out")
 	timeout --kill-after=10 "$COMPARE_TIMEOUT" "$0" "${args[@]}" &
 	tpid=$!
@@ -79,6 +90,9 @@ if [[ -z "$out" ]]; then
 	out="/tmp/pushgate-bench/results-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 fi
 : >"$out"
+cluster_out="${out%.jsonl}.cluster.jsonl"
+# shellcheck source=bench/cluster.sh
+source "$repo/bench/cluster.sh"
 
 pids=()
 cleanup() {
@@ -218,6 +232,48 @@ pushes() {
 	run "$label" "push-fresh-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT -fresh-conns >/dev/null
 }
 
+# cluster: the cluster phase, unless CLUSTER=skip or pushgate is not built.
+cluster() {
+	if [[ "$CLUSTER" == skip ]]; then
+		return 0
+	fi
+	if [[ -z "$PUSHGATE_BIN" ]]; then
+		note cluster all "not measured: no ./cmd/pushgate in this tree, or PUSHGATE_BIN=skip"
+		return 0
+	fi
+	cluster_phase
+}
+
+# finish: print the tables and the results files, and exit.
+finish() {
+	if [[ -s "$out" ]]; then
+		echo
+		"$bench" report -in "$out"
+	fi
+	if [[ -s "$cluster_out" ]]; then
+		echo
+		"$bench" report -in "$cluster_out" -base journal -load
+	fi
+	echo
+	if [[ -s "$out" ]]; then
+		echo "results: $out"
+	fi
+	if [[ -s "$cluster_out" ]]; then
+		echo "cluster results: $cluster_out"
+	fi
+	if ((failures > 0)); then
+		log "$failures step(s) failed"
+		exit 1
+	fi
+	exit 0
+}
+
+if ((cluster_only)); then
+	log "results: $cluster_out"
+	cluster
+	finish
+fi
+
 read -r -a sizes <<<"$SIZES"
 log "results: $out"
 
@@ -332,11 +388,6 @@ note null "scrape-gzip-$g" "the null server sends gzip compressed once at start,
 mixed null "$null_url" "$g"
 stop "$null_pid"
 
-echo
-"$bench" report -in "$out"
-echo
-echo "results: $out"
-if ((failures > 0)); then
-	log "$failures step(s) failed"
-	exit 1
-fi
+# --- pushgate in cluster mode against the embedded journal (cluster.sh) ---
+cluster
+finish

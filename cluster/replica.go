@@ -134,7 +134,11 @@ func (r *Replica) Run(ctx context.Context) error {
 func (r *Replica) load(ctx context.Context) (*store.Store, error) {
 	start := time.Now()
 	st := r.newStore()
-	pos, err := r.cfg.Log.Load(ctx, st.Restore)
+	rs := st.NewRestorer(0)
+	pos, err := r.cfg.Log.Load(ctx, rs.Restore)
+	if cerr := rs.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}

@@ -3,8 +3,10 @@ package e2e
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ const clusterLeaseTTL = 3 * time.Second
 // cluster, for etcd 3.7 (built from etcdmain) and Debian's etcd 3.4, and
 // drives the cluster as clients do: pushes through any replica, scrapes
 // of every replica, conflicting pushes at once, a group too large for etcd,
+// a replica cut off from etcd while etcd compacts the history it missed,
 // then, under load, the death of the leader replica and of etcd's leader
 // member, and last a Prometheus scraping the replicas through one address
 // while one more replica dies.
@@ -37,6 +40,9 @@ func TestClusterOnEtcd(t *testing.T) {
 			})
 			t.Run("a group over etcd's request limit is answered 413 naming the limit", func(t *testing.T) {
 				testGroupTooLarge(t, rs)
+			})
+			t.Run("a replica whose watch fell behind a compaction rebuilds its store and converges", func(t *testing.T) {
+				testCompactedWatch(t, members, rs)
 			})
 			t.Run("the leader replica killed under load: none of the acknowledged pushes is lost", func(t *testing.T) {
 				testLeaderReplicaKilled(t, rs)
@@ -191,4 +197,94 @@ func testEtcdLeaderKilled(t *testing.T, members []*etcdMember, rs []*replica) {
 	t.Logf("%d pushes acknowledged, failures %v; longest time without an acknowledgement %s", len(l.acked), l.failed, l.maxGap.Round(time.Millisecond))
 	converge(t, rs)
 	l.requireAcked(t, rs)
+}
+
+// testCompactedWatch starts a fourth replica whose only link to etcd goes
+// through a relay, cuts the link, pushes through the others, compacts
+// etcd's history past what the cut-off replica applied, and restores the
+// link: the replica's watch resumes from a compacted revision, so it must
+// rebuild its store from etcd, and then serve what the others serve.
+func testCompactedWatch(t *testing.T, members []*etcdMember, rs []*replica) {
+	link := startRelay(t, strings.TrimPrefix(members[0].clientURL, "http://"))
+	lagging := &replica{gateway: startGateway(t, "--cluster.etcd.endpoints=http://"+link.addr,
+		"--web.enable-admin-api", fmt.Sprintf("--cluster.lease-ttl=%s", clusterLeaseTTL))}
+	all := append(live(rs), lagging)
+	pushText(t, rs[0].gateway, http.MethodPut, "/metrics/job/compaction/instance/before", "compaction_value 1\n")
+	converge(t, all)
+	rebuilds, err := rebuildCount(lagging)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	link.cut()
+	for i := range 20 {
+		r := live(rs)[i%len(live(rs))]
+		pushText(t, r.gateway, http.MethodPut, fmt.Sprintf("/metrics/job/compaction/instance/missed-%d", i), fmt.Sprintf("compaction_value %d\n", i))
+	}
+	rev := compactEtcd(t, members[1])
+	t.Logf("etcd compacted up to revision %d while the replica was cut off", rev)
+	link.restore()
+
+	eventually(t, 60*time.Second, func() error {
+		n, err := rebuildCount(lagging)
+		if err == nil && n <= rebuilds {
+			err = errorf("the cut-off replica rebuilt its store %v times, as before the compaction", n)
+		}
+		return err
+	})
+	// A replica that loaded etcd's state holds the revision it loaded at
+	// (later than the last commit when other keys, the election's,
+	// changed since), the others the last commit's: one more push puts
+	// them all at one position.
+	pushText(t, rs[1].gateway, http.MethodPut, "/metrics/job/compaction/instance/after", "compaction_value 100\n")
+	pos := converge(t, all)
+	want := pushedText(getBody(t, rs[0].gateway))
+	if got := pushedText(getBody(t, lagging.gateway)); got != want {
+		t.Errorf("at position %d the rebuilt replica serves\n%s\nwhile another serves\n%s", pos, got, want)
+	}
+	fams := scrape(t, lagging.gateway)
+	fams.requireValue(t, "compaction_value", lbl("job", "compaction", "instance", "missed-19"), 19)
+	fams.requireValue(t, "compaction_value", lbl("job", "compaction", "instance", "after"), 100)
+}
+
+// rebuildCount reads a replica's pushgate_cluster_store_rebuilds_total (an
+// error while it is not ready: it serves no /metrics then).
+func rebuildCount(r *replica) (float64, error) {
+	fams, err := scrapeErr(bgCtx, r.url("/metrics"))
+	if err != nil {
+		return 0, err
+	}
+	mf := fams["pushgate_cluster_store_rebuilds_total"]
+	if mf == nil || len(mf.GetMetric()) != 1 {
+		return 0, errorf("no pushgate_cluster_store_rebuilds_total")
+	}
+	return sampleValue(mf.GetMetric()[0]), nil
+}
+
+// getBody returns the text body of a replica's /metrics.
+func getBody(t *testing.T, g *gateway) []byte {
+	t.Helper()
+	return mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil).Body
+}
+
+// compactEtcd compacts etcd's history up to its current revision (through
+// member m's JSON gateway, waiting for the compaction to be done) and
+// returns that revision.
+func compactEtcd(t *testing.T, m *etcdMember) int64 {
+	t.Helper()
+	r := mustStatus(t, http.StatusOK, http.MethodPost, m.clientURL+"/v3/kv/range", []byte(`{"key":"AA=="}`))
+	var status struct {
+		Header struct {
+			Revision string `json:"revision"`
+		} `json:"header"`
+	}
+	if err := json.Unmarshal(r.Body, &status); err != nil {
+		t.Fatalf("etcd range: %v: %s", err, r)
+	}
+	rev, err := strconv.ParseInt(status.Header.Revision, 10, 64)
+	if err != nil {
+		t.Fatalf("etcd revision %q: %v", status.Header.Revision, err)
+	}
+	mustStatus(t, http.StatusOK, http.MethodPost, m.clientURL+"/v3/kv/compaction", fmt.Appendf(nil, `{"revision":"%d","physical":true}`, rev))
+	return rev
 }

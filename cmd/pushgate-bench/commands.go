@@ -75,6 +75,9 @@ func (c *common) target(ctx context.Context, clients int) (*url.URL, *http.Clien
 func (c *common) emit(w io.Writer, r result) error {
 	r.Target, r.Workload = c.label, c.name
 	r.FreshConns = c.fresh
+	if load, err := readLoad1(); err == nil {
+		r.Load1 = load
+	}
 	if r.URL == "" {
 		r.URL = c.url
 	}
@@ -439,18 +442,24 @@ func cmdRSS(_ context.Context, args []string, w io.Writer, _ *slog.Logger) error
 }
 
 // cmdWait polls GET /-/ready until it answers 200; with -pid it gives up as
-// soon as that process has exited.
-func cmdWait(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) error {
+// soon as that process has exited. With -name it records how long the wait
+// took (a gateway started just before: its load time) as a "ready" result.
+func cmdWait(ctx context.Context, args []string, w io.Writer, log *slog.Logger) error {
 	fs := flag.NewFlagSet("wait", flag.ContinueOnError)
 	var c common
 	c.register(fs)
 	limit := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	poll := fs.Duration("poll", 100*time.Millisecond, "time between two requests")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := checkDuration("timeout", *limit); err != nil {
 		return err
 	}
+	if *poll < time.Millisecond || *poll > 10*time.Second {
+		return fmt.Errorf("-poll must be in [1ms, 10s], got %s: %w", *poll, errUsage)
+	}
+	start := time.Now()
 	base, client, err := c.target(ctx, 1)
 	if err != nil {
 		return err
@@ -468,8 +477,12 @@ func cmdWait(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) 
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				log.Info("ready", "url", c.url)
-				return nil
+				elapsed := time.Since(start)
+				log.Info("ready", "url", c.url, "after", elapsed)
+				if c.name == "" {
+					return nil
+				}
+				return c.emit(w, result{Kind: "ready", Seconds: elapsed.Seconds()})
 			}
 		}
 		if c.pid > 0 && processGone(c.pid) {
@@ -478,7 +491,7 @@ func cmdWait(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) 
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s/-/ready did not answer 200 within %s", c.url, *limit)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(*poll):
 		}
 	}
 }

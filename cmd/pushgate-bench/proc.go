@@ -78,3 +78,25 @@ func processGone(pid int) bool {
 	}
 	return false
 }
+
+// readLoad1 returns the machine's 1-minute load average, from /proc/loadavg.
+func readLoad1() (float64, error) {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, fmt.Errorf("read the load average: %w", err)
+	}
+	return parseLoadavg(raw)
+}
+
+// parseLoadavg returns the first field of a /proc/loadavg line.
+func parseLoadavg(raw []byte) (float64, error) {
+	f := bytes.Fields(raw)
+	if len(f) == 0 {
+		return 0, fmt.Errorf("empty load average")
+	}
+	v, err := strconv.ParseFloat(string(f[0]), 64)
+	if err != nil {
+		return 0, fmt.Errorf("load average: %w", err)
+	}
+	return v, nil
+}

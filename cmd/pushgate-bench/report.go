@@ -18,29 +18,41 @@ import (
 type metric struct {
 	name  string
 	value func(result) float64
+	// context marks a number that is not the gateway's (the machine's
+	// load): it has no ratio.
+	context bool
 }
 
-// reportMetrics lists, per result kind, the numbers a comparison shows.
-func reportMetrics(kind string) []metric {
-	perSec := metric{"per s", func(r result) float64 { return r.PerSec }}
-	p50 := metric{"p50 ms", func(r result) float64 { return r.P50Ms }}
-	p99 := metric{"p99 ms", func(r result) float64 { return r.P99Ms }}
+// reportMetrics lists, per result kind, the numbers a comparison shows;
+// with load, push rows also show the machine's load average.
+func reportMetrics(kind string, load bool) []metric {
+	perSec := metric{name: "per s", value: func(r result) float64 { return r.PerSec }}
+	p50 := metric{name: "p50 ms", value: func(r result) float64 { return r.P50Ms }}
+	p99 := metric{name: "p99 ms", value: func(r result) float64 { return r.P99Ms }}
 	switch kind {
 	case "fill":
-		return []metric{{"groups/s", func(r result) float64 { return r.PerSec }}}
+		return []metric{{name: "groups/s", value: func(r result) float64 { return r.PerSec }}}
 	case "push", "mixed-push":
 		perSec.name = "pushes/s"
+		if load {
+			return []metric{perSec, p50, p99, {name: "load 1m", value: func(r result) float64 { return r.Load1 }, context: true}}
+		}
 		return []metric{perSec, p50, p99}
 	case "scrape", "mixed-scrape":
 		return []metric{
-			{"scrape p50 ms", func(r result) float64 { return r.P50Ms }},
-			{"scrape max ms", func(r result) float64 { return r.MaxMs }},
-			{"MB per scrape", func(r result) float64 { return float64(r.Bytes) / 1e6 }},
+			{name: "scrape p50 ms", value: func(r result) float64 { return r.P50Ms }},
+			{name: "scrape max ms", value: func(r result) float64 { return r.MaxMs }},
+			{name: "MB per scrape", value: func(r result) float64 { return float64(r.Bytes) / 1e6 }},
+		}
+	case "ready":
+		return []metric{
+			{name: "seconds to ready", value: func(r result) float64 { return r.Seconds }},
+			{name: "RSS MiB at ready", value: func(r result) float64 { return float64(r.RSSKiB) / 1024 }},
 		}
 	case "rss":
 		return []metric{
-			{"RSS MiB", func(r result) float64 { return float64(r.RSSKiB) / 1024 }},
-			{"peak RSS MiB", func(r result) float64 { return float64(r.HWMKiB) / 1024 }},
+			{name: "RSS MiB", value: func(r result) float64 { return float64(r.RSSKiB) / 1024 }},
+			{name: "peak RSS MiB", value: func(r result) float64 { return float64(r.HWMKiB) / 1024 }},
 		}
 	}
 	return nil
@@ -48,11 +60,15 @@ func reportMetrics(kind string) []metric {
 
 // cmdReport reads JSON-lines result files and prints one comparison table:
 // a row per workload and metric, a column per gateway, and the ratios of
-// pushgate's value to the null server's and to the reference's.
+// pushgate's value to the null server's and to the reference's (or, with
+// -base, of every gateway's value to the base's).
 func cmdReport(_ context.Context, args []string, w io.Writer, _ *slog.Logger) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	in := fs.String("in", "", "JSON-lines results file")
-	subject := fs.String("subject", "pushgate", "label of the gateway the ratios are about")
+	var opts reportOptions
+	fs.StringVar(&opts.subject, "subject", "pushgate", "label of the gateway the ratios are about")
+	fs.StringVar(&opts.base, "base", "", "if set, the ratios are every other gateway's value to this one's (e.g. journal), instead of the subject's to every other")
+	fs.BoolVar(&opts.load, "load", false, "add a row with the machine's 1-minute load average to every push workload")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -63,7 +79,18 @@ func cmdReport(_ context.Context, args []string, w io.Writer, _ *slog.Logger) er
 	if err != nil {
 		return err
 	}
-	return writeReport(w, rs, *subject)
+	return writeReport(w, rs, opts)
+}
+
+// reportOptions chooses what a report compares.
+type reportOptions struct {
+	// subject is the gateway whose value is divided by every other's.
+	subject string
+	// base, when set, is the gateway every other's value is divided by
+	// (first column), instead.
+	base string
+	// load adds the load average to push rows.
+	load bool
 }
 
 func readResults(path string) ([]result, error) {
@@ -92,7 +119,11 @@ func readResults(path string) ([]result, error) {
 }
 
 // writeReport prints the comparison table and then every note.
-func writeReport(w io.Writer, rs []result, subject string) error {
+func writeReport(w io.Writer, rs []result, opts reportOptions) error {
+	subject := opts.subject
+	if opts.base != "" {
+		subject = opts.base
+	}
 	type key struct{ workload, kind string }
 	var keys []key
 	var targets []string
@@ -124,29 +155,35 @@ func writeReport(w io.Writer, rs []result, subject string) error {
 		}
 		return ia - ib
 	})
-	var ratios []string
+	// Each ratio divides the value of num by that of den.
+	type pair struct{ num, den string }
+	var ratios []pair
 	for _, t := range targets {
-		if t != subject && slices.Contains(targets, subject) {
-			ratios = append(ratios, t)
+		switch {
+		case t == subject || !slices.Contains(targets, subject):
+		case opts.base != "":
+			ratios = append(ratios, pair{t, subject})
+		default:
+			ratios = append(ratios, pair{subject, t})
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"workload", "metric"}
 	head = append(head, targets...)
-	for _, t := range ratios {
-		head = append(head, subject+"/"+t)
+	for _, p := range ratios {
+		head = append(head, p.num+"/"+p.den)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, k := range keys {
-		for _, m := range reportMetrics(k.kind) {
+		for _, m := range reportMetrics(k.kind, opts.load) {
 			row := []string{k.workload, m.name}
 			for _, t := range targets {
 				r, ok := cells[k][t]
 				row = append(row, cell(r, ok, m))
 			}
-			for _, t := range ratios {
-				a, aok := cells[k][subject]
-				b, bok := cells[k][t]
+			for _, p := range ratios {
+				a, aok := cells[k][p.num]
+				b, bok := cells[k][p.den]
 				row = append(row, ratio(a, aok, b, bok, m))
 			}
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -176,7 +213,7 @@ func cell(r result, ok bool, m metric) string {
 }
 
 func ratio(a result, aok bool, b result, bok bool, m metric) string {
-	if !aok || !bok || m.value(b) == 0 {
+	if !aok || !bok || m.context || m.value(b) == 0 {
 		return "-"
 	}
 	v := m.value(a) / m.value(b)

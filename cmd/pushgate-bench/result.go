@@ -15,7 +15,7 @@ import (
 // result is one measured outcome; it is printed as a table row and as one
 // JSON line. Fields that do not apply to a kind are left out of the JSON.
 type result struct {
-	Kind     string `json:"kind"`               // fill, push, scrape, mixed-push, mixed-scrape, rss, note
+	Kind     string `json:"kind"`               // fill, push, scrape, mixed-push, mixed-scrape, rss, ready, note
 	Target   string `json:"target,omitempty"`   // the -label of the gateway, e.g. pushgate, reference, null
 	Workload string `json:"workload,omitempty"` // the -name of the workload, e.g. push-1000
 	URL      string `json:"url,omitempty"`
@@ -64,6 +64,10 @@ type result struct {
 	// Memory of -pid after the run, from /proc/PID/status.
 	RSSKiB int64 `json:"rss_kib,omitempty"`
 	HWMKiB int64 `json:"hwm_kib,omitempty"`
+
+	// Load1 is the machine's 1-minute load average when the result was
+	// taken: the machine may be shared, and the figures depend on it.
+	Load1 float64 `json:"load1,omitempty"`
 
 	Note string `json:"note,omitempty"`
 }
@@ -154,6 +158,12 @@ func writeTable(w io.Writer, r result) error {
 		return tw.Flush()
 	case "note":
 		row("note", "%s", r.Note)
+		return tw.Flush()
+	case "ready":
+		row("ready", "after %.3f s", r.Seconds)
+		if r.RSSKiB > 0 {
+			row("rss", "%.1f MiB (peak %.1f MiB)", float64(r.RSSKiB)/1024, float64(r.HWMKiB)/1024)
+		}
 		return tw.Flush()
 	}
 	if r.Groups > 0 {

@@ -42,7 +42,7 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 		}
 	}
 	start := time.Now()
-	j, err := filejournal.Open(ctx, path, opts, st.Restore)
+	j, err := loadJournal(ctx, path, opts, st)
 	var corrupt *filejournal.CorruptionError
 	if errors.As(err, &corrupt) && forceEmpty {
 		aside := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405Z"))
@@ -52,7 +52,7 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 		logger.Warn("corrupt journal moved aside; starting with an empty store", "err", err, "moved_to", aside)
 		// The journal validates the whole file before loading any record,
 		// so st is still empty here.
-		j, err = filejournal.Open(ctx, path, opts, st.Restore)
+		j, err = loadJournal(ctx, path, opts, st)
 	}
 	if err != nil {
 		if errors.As(err, &corrupt) {
@@ -72,6 +72,19 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 		return nil, fmt.Errorf("register journal metrics: %w", err)
 	}
 	return p, nil
+}
+
+// loadJournal opens the journal at path and loads its records into st,
+// decoding them on every CPU (store.Restorer).
+func loadJournal(ctx context.Context, path string, opts filejournal.Options, st *store.Store) (*filejournal.Journal, error) {
+	rs := st.NewRestorer(0)
+	j, err := filejournal.Open(ctx, path, opts, rs.Restore)
+	if cerr := rs.Close(); cerr != nil && err == nil {
+		// The last records handed over failed after Open returned.
+		err = errors.Join(fmt.Errorf("journal %s: %w", path, cerr), j.Close())
+		j = nil
+	}
+	return j, err
 }
 
 // status reports the journal's state for the UI.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -56,37 +57,41 @@ func (l *Log) failQueue(err error) {
 // last transaction was in flight, packs as many as one transaction holds
 // (in order: a batch never overtakes an earlier one) and commits them.
 // It returns once the Log is closed and everything taken is finished.
+//
+// One transaction is in flight at a time, so appenders that wait for their
+// commit (a push is answered once committed) fall into two cohorts: those
+// in the transaction in flight and those queued meanwhile. Left alone, each
+// transaction would carry half of them, and etcd's cost per transaction
+// (raft, the WAL's fsync, replication, the apply on each member and one
+// event per watcher) would weigh on every push twice as often as it must.
+// So when fewer entries are queued than were outstanding when the last
+// commit finished, the committer waits a little (Config.CommitLinger, and
+// never longer than that commit took) for the appenders it just released
+// to append again, and their entries join the same transaction.
 func (l *Log) commitLoop() {
 	defer close(l.committerDone)
-	var taken []*entry // entries out of the queue, not yet committed
+	var (
+		taken []*entry // entries out of the queue, not yet committed
+		// outstanding is how many entries were taken or queued when the
+		// last commit finished, and took how long it lasted.
+		outstanding int
+		took        time.Duration
+	)
 	for {
-		l.mu.Lock()
-		for len(l.queue) == 0 && len(taken) == 0 && !l.closed {
-			l.wake.Wait()
+		if !l.takeQueued(&taken, time.Time{}) {
+			return
 		}
-		taken = append(taken, l.queue...)
-		clear(l.queue)
-		l.queue = l.queue[:0]
-		// Entries of an ended term fail with the term.
-		kept := taken[:0]
-		for _, e := range taken {
-			if e.term.err != nil {
-				e.finish(0, fmt.Errorf("%w: the term ended: %w", ErrNotLeader, e.term.err))
-				continue
+		if len(taken) < outstanding {
+			deadline := time.Now().Add(min(l.cfg.CommitLinger, took))
+			for len(taken) < outstanding && !l.fullBatch(taken) && time.Now().Before(deadline) {
+				if !l.takeQueued(&taken, deadline) {
+					return
+				}
 			}
-			kept = append(kept, e)
 		}
-		clear(taken[len(kept):])
-		taken = kept
 		if len(taken) == 0 {
-			closed := l.closed
-			l.mu.Unlock()
-			if closed {
-				return
-			}
-			continue
+			continue // every entry taken was of an ended term
 		}
-		l.mu.Unlock()
 
 		t := taken[0].term
 		var b batch
@@ -99,8 +104,69 @@ func (l *Log) commitLoop() {
 		}
 		clear(taken[:n])
 		taken = taken[n:]
+		start := time.Now()
 		l.commit(t, &b)
+		took = time.Since(start)
+		l.mu.Lock()
+		outstanding = len(b.entries) + len(taken) + len(l.queue)
+		l.mu.Unlock()
 	}
+}
+
+// takeQueued moves the queued entries to taken, failing those of an ended
+// term. When nothing is taken yet, it waits for an Append; when taken holds
+// entries already, it waits for one until deadline (zero: it does not
+// wait). It returns false once the Log is closed and nothing is left to
+// commit.
+func (l *Log) takeQueued(taken *[]*entry, deadline time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.queue) == 0 && len(*taken) > 0 && !deadline.IsZero() && !l.closed {
+		// A timer wakes the wait below at the deadline; a stray wake-up
+		// (from an earlier timer) only makes the caller look again.
+		timer := time.AfterFunc(time.Until(deadline), func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.wake.Broadcast()
+		})
+		defer timer.Stop()
+		for len(l.queue) == 0 && !l.closed && time.Now().Before(deadline) {
+			l.wake.Wait()
+		}
+	}
+	for len(l.queue) == 0 && len(*taken) == 0 && !l.closed {
+		l.wake.Wait()
+	}
+	*taken = append(*taken, l.queue...)
+	clear(l.queue)
+	l.queue = l.queue[:0]
+	// Entries of an ended term fail with the term.
+	kept := (*taken)[:0]
+	for _, e := range *taken {
+		if e.term.err != nil {
+			e.finish(0, fmt.Errorf("%w: the term ended: %w", ErrNotLeader, e.term.err))
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear((*taken)[len(kept):])
+	*taken = kept
+	return len(kept) > 0 || !l.closed
+}
+
+// fullBatch reports whether taken holds at least one transaction's worth
+// of groups (counting each entry's, before coalescing across entries), or
+// a delete-all, which commits on its own: waiting for more would not add
+// to the next transaction.
+func (l *Log) fullBatch(taken []*entry) bool {
+	ops := 0
+	for _, e := range taken {
+		if e.deleteAll {
+			return true
+		}
+		ops += len(e.slots)
+	}
+	return ops >= maxGroupOps
 }
 
 // commit sends b as one transaction of term t and finishes its entries. A

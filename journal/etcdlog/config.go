@@ -14,6 +14,7 @@ const (
 	DefaultLeaseTTL       = 5 * time.Second
 	DefaultDialTimeout    = 5 * time.Second
 	DefaultRequestTimeout = 5 * time.Second
+	DefaultCommitLinger   = 2 * time.Millisecond
 )
 
 // Config configures Open.
@@ -47,6 +48,13 @@ type Config struct {
 	// commit that takes longer fails with ErrAmbiguous. Default
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// CommitLinger is how long the committer waits at most, once a commit
+	// finished with fewer entries queued than were outstanding, for the
+	// appenders it released to append again, so that their entries share
+	// the next transaction with those queued meanwhile (fewer transactions
+	// for the same pushes); never longer than the last commit took.
+	// Default DefaultCommitLinger; negative: no wait.
+	CommitLinger time.Duration
 }
 
 // withDefaults returns c with its zero fields set to the defaults, or an
@@ -69,6 +77,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = DefaultRequestTimeout
+	}
+	switch {
+	case c.CommitLinger == 0:
+		c.CommitLinger = DefaultCommitLinger
+	case c.CommitLinger < 0:
+		c.CommitLinger = 0
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -23,10 +23,53 @@ const loadPageKeys = 1000
 // Load calls fn for every group at one revision, in key order, with the
 // group id and its value as the store encoded it, and returns that
 // revision: the position Follow continues from. It reads in pages, each at
-// the first page's revision; if etcd compacts that revision meanwhile, Load
-// fails with an error wrapping journal.ErrCompacted, and the caller starts
-// over with a fresh store.
+// the first page's revision, the next one while fn takes the current one;
+// if etcd compacts that revision meanwhile, Load fails with an error
+// wrapping journal.ErrCompacted, and the caller starts over with a fresh
+// store.
 func (l *Log) Load(ctx context.Context, fn func(key string, value []byte) error) (journal.Position, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	pages := make(chan loadPage, 1)
+	go l.readPages(ctx, pages)
+	defer func() {
+		cancel()
+		for range pages {
+		}
+	}()
+	var rev int64
+	for p := range pages {
+		if p.err != nil {
+			return 0, p.err
+		}
+		rev = p.rev
+		for _, kv := range p.kvs {
+			gid := string(kv.Key[len(l.keys.groups):])
+			value, err := s2.Decode(nil, kv.Value)
+			if err != nil {
+				return 0, fmt.Errorf("load group %q: decompress: %w", gid, err)
+			}
+			if err := fn(gid, value); err != nil {
+				return 0, fmt.Errorf("load group %q: %w", gid, err)
+			}
+		}
+	}
+	l.noteDelivered(journal.Position(rev))
+	return journal.Position(rev), nil
+}
+
+// loadPage is one page of Load's groups, at revision rev, or the error
+// that ended the reading.
+type loadPage struct {
+	rev int64
+	kvs []*mvccpb.KeyValue
+	err error
+}
+
+// readPages sends the pages of the groups to pages, the first one even if
+// empty (it carries the revision), and closes it after the last one, or
+// after a page holding an error, or once ctx ends.
+func (l *Log) readPages(ctx context.Context, pages chan<- loadPage) {
+	defer close(pages)
 	from, end := l.keys.groups, clientv3.GetPrefixRangeEnd(l.keys.groups)
 	var rev int64
 	for {
@@ -37,32 +80,28 @@ func (l *Log) Load(ctx context.Context, fn func(key string, value []byte) error)
 		rctx, cancel := context.WithTimeout(ctx, l.cfg.RequestTimeout)
 		resp, err := l.client.Get(rctx, from, opts...)
 		cancel()
+		var p loadPage
 		if err != nil {
 			if errors.Is(err, rpctypes.ErrCompacted) {
 				err = fmt.Errorf("%w: %w", journal.ErrCompacted, err)
 			}
-			return 0, fmt.Errorf("load %s at revision %d: %w", l.keys.groups, rev, err)
-		}
-		if rev == 0 {
-			rev = resp.Header.Revision
-		}
-		for _, kv := range resp.Kvs {
-			gid := string(kv.Key[len(l.keys.groups):])
-			value, err := s2.Decode(nil, kv.Value)
-			if err != nil {
-				return 0, fmt.Errorf("load group %q: decompress: %w", gid, err)
+			p.err = fmt.Errorf("load %s at revision %d: %w", l.keys.groups, rev, err)
+		} else {
+			if rev == 0 {
+				rev = resp.Header.Revision
 			}
-			if err := fn(gid, value); err != nil {
-				return 0, fmt.Errorf("load group %q: %w", gid, err)
-			}
+			p.rev, p.kvs = rev, resp.Kvs
 		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			break
+		select {
+		case pages <- p:
+		case <-ctx.Done():
+			return
+		}
+		if p.err != nil || !resp.More || len(resp.Kvs) == 0 {
+			return
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
-	l.noteDelivered(journal.Position(rev))
-	return journal.Position(rev), nil
 }
 
 // Current returns the position of the last commit (head's mod revision),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,6 +105,62 @@ func TestAppendsCollectedDuringACommitShareTransactionsOfAtMost127Groups(t *test
 	}
 	if v, _ := watcher.group("g298"); v != "v298" {
 		t.Errorf("g298 = %q, want v298", v)
+	}
+}
+
+func TestAnAppenderReleasedByACommitJoinsTheAppendsQueuedMeanwhile(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	prefix := newPrefix()
+	link := newProxy(t, c.endpoints[0])
+	leader := openLog(t, []string{link.endpoint}, prefix, func(cfg *etcdlog.Config) { cfg.CommitLinger = time.Minute })
+	follow(t, leader)
+	campaign(t, leader)
+
+	// The link holds the first append's transaction (the bytes naming its
+	// key) in flight while two more appends are queued.
+	sent, release := make(chan struct{}), make(chan struct{})
+	var once, unblock sync.Once
+	free := func() { unblock.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	link.ModifyTx(func(data []byte) []byte {
+		if bytes.Contains(data, []byte("groups/first")) {
+			once.Do(func() { close(sent) })
+			<-release
+		}
+		return data
+	})
+	first, err := leader.Append(set("first", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first append's transaction did not leave within 10s")
+	}
+	var queued []journal.Commit
+	for _, key := range []string{"q1", "q2"} {
+		cm, err := leader.Append(set(key, "1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued = append(queued, cm)
+	}
+	// The committer waits for the appenders a commit released no longer
+	// than that commit took: let this one take a second.
+	time.Sleep(time.Second)
+	free()
+	waitAll(t, []journal.Commit{first})
+
+	// The appender the first commit released appends again, as a client
+	// answered pushes again: its append joins the queued ones.
+	again, err := leader.Append(set("again", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := waitAll(t, append(queued, again))
+	if pos[0] != pos[1] || pos[2] != pos[0] {
+		t.Errorf("the queued appends committed at %d and %d, the released appender's at %d: want one transaction", pos[0], pos[1], pos[2])
 	}
 }
 
