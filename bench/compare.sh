@@ -5,7 +5,7 @@
 #
 #   bench/compare.sh [--smoke] [--cluster-only] [-o results.jsonl]
 #
-# --smoke   a tiny run (50 groups, 2 s pushes, under a minute) that proves the
+# --smoke   a tiny run (50 groups, 2 s pushes, about a minute) that proves the
 #           script works; it exits non-zero if any step fails or any request
 #           errs. CI runs it.
 # --cluster-only
@@ -46,11 +46,11 @@ done
 if ((smoke)); then
 	: "${SIZES:=50}" "${SCRAPE_GROUPS:=50}" "${PUSH_DURATION:=2s}" "${MIXED_DURATION:=2s}"
 	: "${FILL_LIMIT:=15s}" "${REF_FILL_LIMIT:=15s}" "${SCRAPE_COUNT:=3}" "${COMPARE_TIMEOUT:=120}"
-	: "${CLUSTER_GROUPS:=50}" "${CLUSTER_CLIENTS:=8}" "${CLUSTER_DURATION:=1s}" "${LOAD_SIZES:=100}"
+	: "${CLUSTER_GROUPS:=50}" "${CLUSTER_CLIENTS=8}" "${CLUSTER_DURATION:=1s}" "${LOAD_SIZES=100}"
 else
 	: "${SIZES:=1000 10000 100000}" "${SCRAPE_GROUPS:=10000}" "${PUSH_DURATION:=10s}" "${MIXED_DURATION:=15s}"
 	: "${FILL_LIMIT:=600s}" "${REF_FILL_LIMIT:=180s}" "${SCRAPE_COUNT:=5}" "${COMPARE_TIMEOUT:=3600}"
-	: "${CLUSTER_GROUPS:=1000}" "${CLUSTER_CLIENTS:=8 32 64}" "${CLUSTER_DURATION:=10s}" "${LOAD_SIZES:=10000 100000}"
+	: "${CLUSTER_GROUPS:=1000}" "${CLUSTER_CLIENTS=8 32 64}" "${CLUSTER_DURATION:=10s}" "${LOAD_SIZES=10000 100000}"
 fi
 : "${CLUSTER:=1}" "${ETCD_BIN:=}" "${ETCD_PORT:=19200}" "${CLUSTER_PORT:=19291}" "${JOURNAL_PORT:=19194}"
 : "${CLIENTS:=8}" "${SCRAPE_INTERVAL:=1s}" "${PG_PORT:=19191}" "${REF_PORT:=19192}" "${NULL_PORT:=19193}"
