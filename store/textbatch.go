@@ -16,9 +16,11 @@ import (
 // A helper goroutine decoding every other batch was measured and removed:
 // BenchmarkScrape text at 10,000 groups, 15 alternating runs on the shared
 // 2-core machine (load 3–11), 36.2 ms ±18% with it, 35.5 ms ±22% without,
-// and the same CPU per scrape (34.9 against 35.4 ms ±7%). It only helps
-// when a core is idle, and its own measurement (p50 32.8 against 29.4 ms
-// in four runs) had overlapping ranges.
+// and the same CPU per scrape (34.9 against 35.4 ms ±7%); 10 more runs
+// with the machine otherwise idle (load under 2.5, the benchmark
+// included), 28.8 ms ±13% with it, 26.9 ms ±23% without. Its own
+// measurement (p50 32.8 against 29.4 ms in four runs) had overlapping
+// ranges.
 func (fw *familyWriter) writeTextBatches(parts []part) error {
 	for len(parts) > 0 {
 		batch, rest := cutBatch(parts)
