@@ -132,19 +132,20 @@ func (s *Store) OverriddenFamilies() uint64 { return s.overridden.Load() }
 // store inconsistent.
 func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
 	rej := &RejectError{Key: key, Reason: reason.Error()}
-	enc := s.render.encoding()
 	gid := key.ID()
+	// The group the failure creates if there is none, rendered before the
+	// lock is taken; an existing group takes only its failure family.
+	fresh := &Group{key: key, failTime: at, failReason: rej.Reason, families: make(map[string]*Family, 2)}
+	prepared := s.addTimeFamilies(fresh, nil, s.render.encoding(), nil)
 
 	s.mu.Lock()
 	old := s.groups[gid]
-	var ng *Group
+	ng := fresh
 	if old != nil {
 		ng = old.clone()
 		ng.failTime, ng.failReason = at, rej.Reason
-		ng.families[PushFailureTimeName], _ = s.timeFamily(PushFailureTimeName, key, at, enc, nil)
+		ng.families[PushFailureTimeName] = fresh.families[PushFailureTimeName]
 	} else {
-		ng = &Group{key: key, failTime: at, failReason: rej.Reason, families: make(map[string]*Family, 2)}
-		prepared := s.addTimeFamilies(ng, nil, enc, nil)
 		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
 			err = s.index.check(gid, nil, ng.families, prepared, s.ownerName)
