@@ -54,7 +54,8 @@ func hashLabel[S string | []byte](h *maphash.Hash, name, value S) {
 
 // checkSampleSeries rejects a histogram or summary metric that would expose
 // one sample series twice: two buckets with one upper bound (1 and 1.0,
-// +Inf twice, NaN twice) or two quantiles with one rank. It also rejects
+// +Inf twice, NaN twice) or two quantiles with one rank. It puts a
+// histogram's buckets in increasing order (sortBuckets). It also rejects
 // float histograms, which OpenMetrics 1.0 cannot express: every scrape
 // format must be able to render every stored family, decided here at push
 // time rather than by whichever format was scraped last.
@@ -69,6 +70,7 @@ func checkSampleSeries(typ dto.MetricType, m *dto.Metric) error {
 		if v, dup := duplicateBound(len(bs), func(i int) float64 { return bs[i].GetUpperBound() }); dup {
 			return fmt.Errorf("bucket le=%q appears twice", model.FloatString(v).String())
 		}
+		sortBuckets(bs)
 	case dto.MetricType_SUMMARY:
 		qs := m.GetSummary().GetQuantile()
 		if v, dup := duplicateBound(len(qs), func(i int) float64 { return qs[i].GetQuantile() }); dup {
@@ -76,6 +78,23 @@ func checkSampleSeries(typ dto.MetricType, m *dto.Metric) error {
 		}
 	}
 	return nil
+}
+
+// sortBuckets puts classic buckets in increasing order of upper bound when
+// they were pushed in another. Prometheus' protobuf parser stops at the +Inf
+// bucket while its text parser takes every line, so a bucket pushed after
+// +Inf would be a series in one format and missing in the other; OpenMetrics
+// also requires increasing bounds. The series are the same in any order.
+func sortBuckets(bs []*dto.Bucket) {
+	if slices.IsSortedFunc(bs, compareBuckets) {
+		return
+	}
+	slices.SortStableFunc(bs, compareBuckets)
+}
+
+// compareBuckets orders buckets by upper bound (NaN first).
+func compareBuckets(a, b *dto.Bucket) int {
+	return cmp.Compare(a.GetUpperBound(), b.GetUpperBound())
 }
 
 // isFloatHistogram reports whether h holds float counts anywhere.

@@ -260,3 +260,33 @@ func TestPythonsCreatedGaugesAreAccepted(t *testing.T) {
 	mustPush(t, s, key("job", "py"), Replace, "# TYPE py_runs_total counter\npy_runs_total 3\n# TYPE py_runs_created gauge\npy_runs_created 1.7e9\n"+
 		"# TYPE lat summary\nlat_sum 1\nlat_count 1\n# TYPE lat_created gauge\nlat_created 1.7e9\n", t0)
 }
+
+// TestBucketsPushedOutOfOrderAreServedInOrder: Prometheus' protobuf parser
+// stops at the +Inf bucket while its text parser reads every line, so a
+// bucket pushed after +Inf must be stored in order, or the two formats would
+// show different series.
+func TestBucketsPushedOutOfOrderAreServedInOrder(t *testing.T) {
+	s := New(Options{})
+	body := "# TYPE h histogram\nh_bucket{le=\"0.1\"} 2\nh_bucket{le=\"10.0\"} 3\nh_bucket{le=\"+Inf\"} 5\nh_bucket{le=\"2.50\"} 5\nh_sum 7.5\nh_count 5\n"
+	if err := (identityStep{key: key("job", "o"), body: body}).push(t, s, time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for enc, want := range map[exposition.Encoding]string{
+		exposition.EncodingText:        "0.1 2.5 10 +Inf",
+		exposition.EncodingOpenMetrics: "0.1 2.5 10.0 +Inf",
+	} {
+		var out strings.Builder
+		if _, err := s.Snapshot().WriteTo(&out, exposition.NewFormat(enc), nil); err != nil {
+			t.Fatal(err)
+		}
+		var les []string
+		for _, line := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(line, "h_bucket{") {
+				les = append(les, line[strings.Index(line, "le=")+4:strings.LastIndex(line, "\"")])
+			}
+		}
+		if got := strings.Join(les, " "); got != want {
+			t.Errorf("%v: buckets served as %q, want %q", enc, got, want)
+		}
+	}
+}

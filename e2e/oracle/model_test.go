@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"cmp"
 	"sort"
 
 	dto "github.com/prometheus/client_model/go"
@@ -120,7 +121,10 @@ func (m *gatewayModel) rejected(key map[string]string) {
 
 // sanitize returns mf as the gateway stores it for a group: grouping labels
 // replace body labels of the same name, missing grouping labels are added,
-// and so is instance="" when there is no instance label.
+// and so is instance="" when there is no instance label. Classic buckets
+// are in increasing order of upper bound (DESIGN §5: Prometheus' protobuf
+// parser stops at +Inf, so a bucket pushed after it must move before it for
+// the text and protobuf scrapes to hold the same series).
 func sanitize(mf *dto.MetricFamily, key map[string]string) *dto.MetricFamily {
 	out := proto.Clone(mf).(*dto.MetricFamily)
 	for _, m := range out.Metric {
@@ -146,6 +150,11 @@ func sanitize(mf *dto.MetricFamily, key map[string]string) *dto.MetricFamily {
 		}
 		sort.Slice(lps, func(i, j int) bool { return lps[i].GetName() < lps[j].GetName() })
 		m.Label = lps
+		if h := m.GetHistogram(); h != nil {
+			sort.SliceStable(h.Bucket, func(i, j int) bool {
+				return cmp.Less(h.Bucket[i].GetUpperBound(), h.Bucket[j].GetUpperBound())
+			})
+		}
 	}
 	return out
 }
