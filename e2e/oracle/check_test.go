@@ -257,7 +257,7 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 	for ks := range m.maybe {
 		maybeKeys = append(maybeKeys, ks)
 	}
-	sort.Strings(maybeKeys)
+	sort.Slice(maybeKeys, func(i, j int) bool { return m.maybeSeq[maybeKeys[i]] < m.maybeSeq[maybeKeys[j]] })
 	for _, ks := range maybeKeys {
 		key := m.maybe[ks]
 		if m.groups[ks] != nil {
@@ -271,6 +271,7 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 		}
 	}
 	m.maybe = map[string]map[string]string{}
+	m.maybeSeq = map[string]int{}
 
 	ids := map[string]bool{}
 	for id := range byID {

@@ -34,11 +34,17 @@ type gatewayModel struct {
 	// failure time (a rejected consistency check), or not (a request
 	// refused before the store saw it). The next check tells.
 	maybe map[string]map[string]string
+	// maybeSeq numbers the maybe keys in the order of their rejections:
+	// of two keys with one identity ({job=j} and {job=j,instance=""}),
+	// only the first rejected can have created its group, since the
+	// second would collide with it.
+	maybeSeq map[string]int
+	seq      int
 }
 
 // newModel returns the model of an empty gateway.
 func newModel(utf8 bool) *gatewayModel {
-	return &gatewayModel{utf8: utf8, groups: map[string]*modelGroup{}, maybe: map[string]map[string]string{}}
+	return &gatewayModel{utf8: utf8, groups: map[string]*modelGroup{}, maybe: map[string]map[string]string{}, maybeSeq: map[string]int{}}
 }
 
 // keyOf returns the grouping key op means to this gateway.
@@ -88,6 +94,7 @@ func (m *gatewayModel) apply(o *op, status int) {
 		if ok {
 			m.groups = map[string]*modelGroup{}
 			m.maybe = map[string]map[string]string{}
+			m.maybeSeq = map[string]int{}
 		}
 	case opAdminDelete:
 		if !ok {
@@ -115,7 +122,12 @@ func (m *gatewayModel) rejected(key map[string]string) {
 		}
 	}
 	if _, ok := m.groups[keyString(key)]; !ok {
-		m.maybe[keyString(key)] = key
+		ks := keyString(key)
+		if _, seen := m.maybe[ks]; !seen {
+			m.seq++
+			m.maybeSeq[ks] = m.seq
+		}
+		m.maybe[ks] = key
 	}
 }
 
