@@ -115,6 +115,9 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 			if err := exposition.CheckMetricValue(mf.GetType(), m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
+			if err := exposition.CheckExemplars(m); err != nil {
+				return nil, fmt.Errorf("metric %q: %w", name, err)
+			}
 			if err := checkSampleSeries(mf.GetType(), m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}

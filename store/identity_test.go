@@ -98,6 +98,11 @@ func TestSeriesIdentity(t *testing.T) {
 		{"a float native histogram is rejected whatever was scraped last", false, nil,
 			identityStep{key: key("job", "fh"), fams: []*dto.MetricFamily{histogramFamily("h", nil, true)}},
 			"float histograms cannot be served as OpenMetrics 1.0"},
+		{"an exemplar with an empty label name (no scrape can write it) is rejected", false, nil,
+			identityStep{key: key("job", "ex"), fams: []*dto.MetricFamily{{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
+				Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{Value: proto.Float64(1), Label: []*dto.LabelPair{{Name: proto.String(""), Value: proto.String("v")}}}},
+			}}}}},
+			`counter exemplar: invalid label name ""`},
 		{"m with an empty label beside m in one push is rejected", false, nil,
 			identityStep{key: key("job", "e"), body: "m{a=\"\"} 1\nm 2\n"},
 			"duplicate series"},

@@ -241,7 +241,7 @@ func requireEscapedExemplars(t *testing.T, s *Store) {
 }
 
 // exemplarPush pushes c_total with an exemplar labelled trace.id (exemplar
-// labels are not checked against the name rules) to the group {job="j"}.
+// label names follow the UTF-8 rules whatever the store's) to the group {job="j"}.
 func exemplarPush(t *testing.T, s *Store) {
 	t.Helper()
 	mf := &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
