@@ -8,6 +8,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/limits"
 )
 
 // groupCodecVersion is the first byte of an encoded group. Version 2 adds
@@ -136,7 +138,7 @@ func (s *Store) restoreGroup(sg storedGroup) error {
 	}
 	// No limits: a group already acknowledged is never dropped because a
 	// limit was lowered since; the running totals still count it.
-	prepared, err := prepare(sg.key, mfs, s.opts.UTF8Names, Limits{}, s.seed)
+	prepared, err := prepare(sg.key, mfs, s.opts.UTF8Names, limits.Limits{}, s.seed)
 	if err != nil {
 		return err
 	}
