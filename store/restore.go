@@ -8,7 +8,6 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/pushgate/pushgate/exposition"
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/pushgate/pushgate/journal"
 )
@@ -106,14 +105,14 @@ func (s *Store) storedFamily(sf storedFamily, h *maphash.Hash, sc *scratch) (*Fa
 		lastPush: timeNanos(sf.lastPush),
 		plain:    exposition.ValidMetricName(name, false),
 	}
-	err := storedSeries(sf.metrics, func(labels []storedLabel) {
+	err := exposition.ProtobufBodyLabels(sf.metrics, func(labels []exposition.LabelBytes) {
 		h.Reset()
 		h.WriteString(name)
 		for _, l := range labels {
-			hashLabel(h, l.name, l.value)
-			f.plain = f.plain && exposition.ValidLabelName(string(l.name), false)
-			if s.opts.UTF8Names && !slices.Contains(f.labels, string(l.name)) {
-				f.labels = append(f.labels, string(l.name))
+			hashLabel(h, l.Name, l.Value)
+			f.plain = f.plain && exposition.ValidLabelName(string(l.Name), false)
+			if s.opts.UTF8Names && !slices.Contains(f.labels, string(l.Name)) {
+				f.labels = append(f.labels, string(l.Name))
 			}
 		}
 		f.series = append(f.series, h.Sum64())
@@ -124,84 +123,8 @@ func (s *Store) storedFamily(sf storedFamily, h *maphash.Hash, sc *scratch) (*Fa
 	slices.Sort(f.labels)
 	if f.plain && (f.typ == dto.MetricType_COUNTER || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_GAUGE_HISTOGRAM) {
 		// Exemplar label names count too (see newFamily).
-		f.plain = storedExemplarNamesLegacy(sf.metrics)
+		f.plain = exposition.LegacyExemplarNamesInBody(sf.metrics)
 	}
 	f.packed = packInto(&sc.packed, sf.metrics)
 	return f, nil
-}
-
-// storedLabel is a label pair read in place from protobuf bytes.
-type storedLabel struct{ name, value []byte }
-
-// storedSeries calls fn with the labels of each metric in b (repeated
-// field 4 of MetricFamily), reading them in place. The slice passed to fn
-// is reused.
-func storedSeries(b []byte, fn func([]storedLabel)) error {
-	var labels []storedLabel
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		if num != 4 || typ != protowire.BytesType {
-			return fmt.Errorf("unexpected field %d of type %d in stored metrics", num, typ)
-		}
-		m, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		labels = labels[:0]
-		for len(m) > 0 {
-			num, typ, n := protowire.ConsumeTag(m)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			m = m[n:]
-			if num != 1 || typ != protowire.BytesType {
-				n = protowire.ConsumeFieldValue(num, typ, m)
-				if n < 0 {
-					return protowire.ParseError(n)
-				}
-				m = m[n:]
-				continue
-			}
-			lp, n := protowire.ConsumeBytes(m)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			m = m[n:]
-			var l storedLabel
-			for len(lp) > 0 {
-				num, typ, n := protowire.ConsumeTag(lp)
-				if n < 0 {
-					return protowire.ParseError(n)
-				}
-				lp = lp[n:]
-				if typ != protowire.BytesType {
-					n = protowire.ConsumeFieldValue(num, typ, lp)
-					if n < 0 {
-						return protowire.ParseError(n)
-					}
-					lp = lp[n:]
-					continue
-				}
-				v, n := protowire.ConsumeBytes(lp)
-				if n < 0 {
-					return protowire.ParseError(n)
-				}
-				lp = lp[n:]
-				switch num {
-				case 1:
-					l.name = v
-				case 2:
-					l.value = v
-				}
-			}
-			labels = append(labels, l)
-		}
-		fn(labels)
-	}
-	return nil
 }
