@@ -50,7 +50,7 @@ func TestProtobufBodyLabelsRefusesWhatIsNotABody(t *testing.T) {
 		body []byte
 	}{
 		{"a body cut inside a metric", body[:len(body)-1]},
-		{"a family name where a metric belongs", []byte{0x0a, 0x01, 'g'}},
+		{"an empty family name where a metric belongs", []byte{0x0a, 0x00}},
 		{"a tag cut short", []byte{0x80}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
