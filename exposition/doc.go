@@ -3,8 +3,9 @@
 // and varint-delimited protobuf) into []*dto.MetricFamily, negotiates the
 // scrape format, renders scrape output as separate header and body blocks so
 // that the store can cache the bodies of each group at push time and splice
-// them together at scrape time, and holds the name rules (validation,
-// escaping, quoting, plain families).
+// them together at scrape time (and reads a kept protobuf body in place,
+// see protobody.go), and holds the name rules (validation, escaping,
+// quoting, plain families).
 //
 // The decoders and renderers are this package's own, written for speed
 // (see textparse.go, protoreader.go, textrender.go and protoenc.go), and

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 
+	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -26,11 +27,11 @@ func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 	for _, op := range ops {
 		switch op.Kind {
 		case journal.OpSet:
-			sg, err := decodeGroup(op.Value)
+			rec, err := groupcodec.Decode(op.Value)
 			if err != nil {
 				return fmt.Errorf("apply position %d: group %q: %w", pos, op.Key, err)
 			}
-			g, prepared, err := s.storedGroup(sg)
+			g, prepared, err := s.storedGroup(recordKey(&rec), &rec)
 			if err != nil {
 				return fmt.Errorf("apply position %d: group %q: %w", pos, op.Key, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/limits"
 )
 
 // Names of the synthetic families the gateway keeps for every group. Pushed
@@ -40,7 +41,7 @@ type preparedFamily struct {
 // sorted) and checks everything that needs no store state: reserved names,
 // timestamps, value/type agreement, label names and values, reserved labels
 // of summaries and histograms, duplicate series inside the push, and the
-// per-push limits in lim (a *LimitError). It modifies the families in place.
+// per-push limits in lim (a *limits.Error). It modifies the families in place.
 //
 // Allocations are per push, not per series: the sanitized label slices of
 // all metrics are cut from one array, the grouping and instance="" pairs
@@ -48,12 +49,18 @@ type preparedFamily struct {
 // The families' label pairs themselves are not copied, so the result must
 // not outlive the families' memory; the store keeps only what newFamily
 // encodes from them.
-func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Limits, seed maphash.Seed) ([]preparedFamily, error) {
-	if err := lim.checkPushSeries(families); err != nil {
+func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim limits.Limits, seed maphash.Seed) ([]preparedFamily, error) {
+	n := 0
+	for _, mf := range families {
+		n += len(mf.Metric)
+	}
+	if err := lim.CheckPushSeries(n); err != nil {
 		return nil, err
 	}
-	if err := lim.checkGrouping(key); err != nil {
-		return nil, err
+	for _, l := range key.labels {
+		if err := lim.CheckGroupingLabel(l.Name, l.Value); err != nil {
+			return nil, err
+		}
 	}
 	grouping := groupingPairs(key, false)
 	// Under the legacy name rules every metric and label name is checked
@@ -101,7 +108,7 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 		if !exposition.ValidMetricName(name, utf8Names) {
 			return nil, fmt.Errorf("invalid metric name %q", name)
 		}
-		if err := lim.checkMetricName(name); err != nil {
+		if err := lim.CheckMetricName(name); err != nil {
 			return nil, err
 		}
 		clear(seen)
@@ -129,7 +136,7 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 				return nil, err
 			}
 			slab = slab[:len(slab)+len(labels)]
-			if err := lim.checkLabelCount(name, len(labels)); err != nil {
+			if err := lim.CheckLabelCount(name, len(labels)); err != nil {
 				return nil, err
 			}
 			m.Label = labels
@@ -167,12 +174,12 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim Lim
 // values, emptyInstance (nil when the key has an instance label) added when
 // the body has no instance label either, sorted by name. Errors name the
 // metric.
-func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, emptyInstance *dto.LabelPair, key GroupKey, utf8Names bool, lim Limits) ([]*dto.LabelPair, error) {
+func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, emptyInstance *dto.LabelPair, key GroupKey, utf8Names bool, lim limits.Limits) ([]*dto.LabelPair, error) {
 	// A series with far more labels than the limit is rejected before the
 	// copy and sort below; body labels the grouping key overwrites are too
 	// few to matter.
 	if lim.MaxLabelsPerSeries > 0 && len(in) > lim.MaxLabelsPerSeries+len(grouping) {
-		return nil, lim.checkLabelCount(metric, len(in))
+		return nil, lim.CheckLabelCount(metric, len(in))
 	}
 	bodyInstance := false
 	for _, lp := range in {
@@ -180,7 +187,7 @@ func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, gr
 		if _, grouped := key.Get(n); grouped {
 			continue
 		}
-		if err := lim.checkLabel(metric, n, lp.GetValue()); err != nil {
+		if err := lim.CheckLabel(metric, n, lp.GetValue()); err != nil {
 			return nil, err
 		}
 		if strings.HasPrefix(n, "__") || !exposition.ValidLabelName(n, utf8Names) {

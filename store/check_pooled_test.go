@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/limits"
 )
 
 // scribble decodes and releases garbage, so that the pooled buffer and
@@ -81,16 +82,16 @@ func TestStoreKeepsNothingOfAReleasedPush(t *testing.T) {
 func TestRejectionsOutliveTheReleasedPush(t *testing.T) {
 	tests := []struct {
 		name   string
-		limits Limits
+		limits limits.Limits
 		body   string
 		want   string
 	}{
-		{"a duplicate series names the series", Limits{}, "m{a=\"value1\"} 1\nm{a=\"value1\"} 2\n", `m{a="value1"`},
-		{"a type conflict names the metric", Limits{}, "# TYPE stored counter\nstored{a=\"value2\"} 1\n", `"stored"`},
-		{"a series of another group names it", Limits{}, "# TYPE stored gauge\nstored{instance=\"i1\"} 1\n", `stored{instance="i1"`},
-		{"a timestamp names the metric", Limits{}, "stamped{a=\"x\"} 1 1000\n", `"stamped"`},
-		{"a long label value names the label", Limits{MaxLabelValueLength: 6}, "m{longlabel=\"value3x\"} 1\n", `"longlabel"`},
-		{"a reserved label name names it", Limits{}, "m{__reserved=\"v\"} 1\n", `"__reserved"`},
+		{"a duplicate series names the series", limits.Limits{}, "m{a=\"value1\"} 1\nm{a=\"value1\"} 2\n", `m{a="value1"`},
+		{"a type conflict names the metric", limits.Limits{}, "# TYPE stored counter\nstored{a=\"value2\"} 1\n", `"stored"`},
+		{"a series of another group names it", limits.Limits{}, "# TYPE stored gauge\nstored{instance=\"i1\"} 1\n", `stored{instance="i1"`},
+		{"a timestamp names the metric", limits.Limits{}, "stamped{a=\"x\"} 1 1000\n", `"stamped"`},
+		{"a long label value names the label", limits.Limits{MaxLabelValueLength: 6}, "m{longlabel=\"value3x\"} 1\n", `"longlabel"`},
+		{"a reserved label name names it", limits.Limits{}, "m{__reserved=\"v\"} 1\n", `"__reserved"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,19 +33,3 @@ func TestTheLastFailureReasonIsKeptAndRestored(t *testing.T) {
 		t.Errorf("restored FailureReason = %q, want %q", got, want)
 	}
 }
-
-func TestGroupsOfTheFirstCodecVersionStillRestore(t *testing.T) {
-	s := New(Options{})
-	k := key("job", "j")
-	mustPush(t, s, k, Replace, "a 1\n", t0)
-	v2 := encodeGroup(s.Group(k))
-	// Version 1 is version 2 without the trailing (here empty) reason.
-	v1 := append([]byte{1}, v2[1:len(v2)-1]...)
-	r := New(Options{})
-	if err := r.Restore(k.ID(), v1); err != nil {
-		t.Fatal(err)
-	}
-	if g := r.Group(k); g == nil || len(g.Families()) != 3 {
-		t.Fatalf("version 1 record restored as %v", g)
-	}
-}

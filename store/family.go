@@ -307,3 +307,19 @@ func (f *Family) dropProtobufBody() {
 func (f *Family) streamsProtobuf(fm exposition.Format) bool {
 	return f.plain && fm.Encoding() == exposition.EncodingProtobuf
 }
+
+// timeNanos and nanosTime convert between a time and a family's lastPush,
+// 0 for the zero time.
+func timeNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func nanosTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/limits"
 )
 
 // TestScrapesAreTheSameWhicheverEncodingIsHot scrapes a store in a sequence
@@ -97,7 +98,7 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 	for i, mf := range pushed {
 		want[i] = proto.Clone(mf).(*dto.MetricFamily)
 	}
-	prepared, err := prepare(key("job", "j"), pushed, false, Limits{}, New(Options{}).seed)
+	prepared, err := prepare(key("job", "j"), pushed, false, limits.Limits{}, New(Options{}).seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestPreparedPlainIsLegacyNames(t *testing.T) {
 				if err != nil {
 					t.Fatalf("decode %q: %v", body, err)
 				}
-				prepared, err := prepare(NewGroupKey(km), decoded.Families, utf8Names, Limits{}, maphash.MakeSeed())
+				prepared, err := prepare(NewGroupKey(km), decoded.Families, utf8Names, limits.Limits{}, maphash.MakeSeed())
 				if err != nil {
 					continue // Refused under the legacy rules: nothing to render.
 				}

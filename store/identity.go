@@ -40,7 +40,7 @@ func seriesHash(h *maphash.Hash, name string, labels []*dto.LabelPair) uint64 {
 }
 
 // hashLabel adds one label of a series to h, nothing when its value is
-// empty. seriesHash and the restore path (storedSeries) both use it, so a
+// empty. seriesHash and the restore path (storedFamily) both use it, so a
 // series hashes alike however it was read.
 func hashLabel[S string | []byte](h *maphash.Hash, name, value S) {
 	if len(value) == 0 {

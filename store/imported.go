@@ -4,6 +4,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pushgate/pushgate/limits"
 )
 
 // ImportedGroup is a group read from outside the store, such as a reference
@@ -41,12 +43,25 @@ type ImportedFamily struct {
 // Import writes nothing to the journal. It is for filling a store before it
 // serves; JournalOps then gives the whole state for a fresh journal.
 func (s *Store) Import(g ImportedGroup) error {
-	sg := storedGroup{key: g.Key, pushTime: g.PushTime, failTime: g.FailureTime}
-	if len(g.Families) > 0 {
-		sg.families = make([]storedFamily, len(g.Families))
-		for i, f := range g.Families {
-			sg.families[i] = storedFamily{mf: f.Family, lastPush: f.LastPush}
-		}
+	mfs := make([]*dto.MetricFamily, len(g.Families))
+	for i, f := range g.Families {
+		mfs[i] = f.Family
 	}
-	return s.restoreGroup(sg)
+	// No limits: a group already acknowledged is never dropped because a
+	// limit was lowered since; the running totals still count it.
+	prepared, err := prepare(g.Key, mfs, s.opts.UTF8Names, limits.Limits{}, s.seed)
+	if err != nil {
+		return err
+	}
+	ng := &Group{key: g.Key, pushTime: g.PushTime, failTime: g.FailureTime, families: make(map[string]*Family, len(prepared)+2)}
+	enc := s.render.encoding()
+	var sc scratch
+	for i, pf := range prepared {
+		f, err := newFamily(pf, g.Families[i].LastPush, enc, false, &sc)
+		if err != nil {
+			return err
+		}
+		ng.families[f.Name()] = f
+	}
+	return s.installChecked(ng, s.addTimeFamilies(ng, prepared, enc, &sc))
 }

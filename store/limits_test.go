@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pushgate/pushgate/limits"
 )
 
-// requireLimit asserts that err is a *LimitError with the given reason and
+// requireLimit asserts that err is a *limits.Error with the given reason and
 // fullness whose message names flag.
 func requireLimit(t *testing.T, err error, reason string, full bool, flag string) {
 	t.Helper()
-	var lerr *LimitError
+	var lerr *limits.Error
 	if !errors.As(err, &lerr) {
-		t.Fatalf("got %v (%T), want a *LimitError %s", err, err, reason)
+		t.Fatalf("got %v (%T), want a *limits.Error %s", err, err, reason)
 	}
 	if lerr.Reason != reason || lerr.StoreFull != full {
 		t.Fatalf("got reason %q full %v, want %q full %v (%s)", lerr.Reason, lerr.StoreFull, reason, full, lerr)
@@ -57,7 +59,7 @@ func TestPerPushLimitsRejectAndStoreNothing(t *testing.T) {
 	long := strings.Repeat("x", 20)
 	// Five body labels plus job and instance: 7.
 	manyLabels := "m{" + strings.TrimSuffix(labelList(5), ",") + "} 1\n"
-	lim := Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 6, MaxLabelNameLength: 10, MaxLabelValueLength: 10}
+	lim := limits.Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 6, MaxLabelNameLength: 10, MaxLabelValueLength: 10}
 	cases := []struct {
 		name   string
 		key    GroupKey
@@ -65,15 +67,15 @@ func TestPerPushLimitsRejectAndStoreNothing(t *testing.T) {
 		reason string
 		flag   string
 	}{
-		{"a push with more series than the limit", key("job", "j"), seriesText("m", 4), ReasonTooManySeries, "push has 4 series; --push.max-series is 3"},
-		{"a series with too many labels counting job and instance", key("job", "j"), manyLabels, ReasonTooManyLabels, "--push.max-labels-per-series is 6"},
-		{"grouping labels count toward the labels of a series", key("job", "j", "g1", "v", "g2", "v"), "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", ReasonTooManyLabels, "with 7 labels"},
-		{"a series with hundreds of labels is refused before sanitizing", key("job", "j"), "m{" + strings.TrimSuffix(labelList(300), ",") + "} 1\n", ReasonTooManyLabels, "with 300 labels"},
-		{"a long label name in the body", key("job", "j"), "m{" + long + "=\"v\"} 1\n", ReasonLabelNameTooLong, "--push.max-label-name-length is 10"},
-		{"a long label value in the body", key("job", "j"), "m{a=\"" + long + "\"} 1\n", ReasonLabelValueTooLong, `metric "m": value of label "a" has 20 bytes`},
-		{"a long metric name", key("job", "j"), long + " 1\n", ReasonLabelValueTooLong, "--push.max-label-value-length is 10"},
-		{"a long grouping label value", key("job", long), "m 1\n", ReasonLabelValueTooLong, `grouping key: value of label "job"`},
-		{"a long grouping label name", key("job", "j", long, "v"), "m 1\n", ReasonLabelNameTooLong, "grouping key: label name"},
+		{"a push with more series than the limit", key("job", "j"), seriesText("m", 4), limits.ReasonTooManySeries, "push has 4 series; --push.max-series is 3"},
+		{"a series with too many labels counting job and instance", key("job", "j"), manyLabels, limits.ReasonTooManyLabels, "--push.max-labels-per-series is 6"},
+		{"grouping labels count toward the labels of a series", key("job", "j", "g1", "v", "g2", "v"), "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", limits.ReasonTooManyLabels, "with 7 labels"},
+		{"a series with hundreds of labels is refused before sanitizing", key("job", "j"), "m{" + strings.TrimSuffix(labelList(300), ",") + "} 1\n", limits.ReasonTooManyLabels, "with 300 labels"},
+		{"a long label name in the body", key("job", "j"), "m{" + long + "=\"v\"} 1\n", limits.ReasonLabelNameTooLong, "--push.max-label-name-length is 10"},
+		{"a long label value in the body", key("job", "j"), "m{a=\"" + long + "\"} 1\n", limits.ReasonLabelValueTooLong, `metric "m": value of label "a" has 20 bytes`},
+		{"a long metric name", key("job", "j"), long + " 1\n", limits.ReasonLabelValueTooLong, "--push.max-label-value-length is 10"},
+		{"a long grouping label value", key("job", long), "m 1\n", limits.ReasonLabelValueTooLong, `grouping key: value of label "job"`},
+		{"a long grouping label name", key("job", "j", long, "v"), "m 1\n", limits.ReasonLabelNameTooLong, "grouping key: label name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,18 +101,18 @@ func labelList(n int) string {
 }
 
 func TestPerPushLimitsLeaveAnExistingGroupUntouched(t *testing.T) {
-	s := New(Options{Limits: Limits{MaxSeriesPerPush: 2}})
+	s := New(Options{Limits: limits.Limits{MaxSeriesPerPush: 2}})
 	k := key("job", "j")
 	mustPush(t, s, k, Replace, seriesText("m", 2), time.Unix(1, 0))
 	before := s.Group(k)
-	requireLimit(t, push(t, s, k, Merge, seriesText("m", 3), time.Unix(2, 0)), ReasonTooManySeries, false, "--push.max-series")
+	requireLimit(t, push(t, s, k, Merge, seriesText("m", 3), time.Unix(2, 0)), limits.ReasonTooManySeries, false, "--push.max-series")
 	if after := s.Group(k); after != before || !after.FailureTime().IsZero() {
 		t.Fatalf("group changed: failure time %v", after.FailureTime())
 	}
 }
 
 func TestLimitsAtExactlyTheLimitPass(t *testing.T) {
-	s := New(Options{Limits: Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 3, MaxLabelNameLength: 3, MaxLabelValueLength: 3, MaxGroups: 1, MaxSeries: 5}})
+	s := New(Options{Limits: limits.Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 3, MaxLabelNameLength: 3, MaxLabelValueLength: 3, MaxGroups: 1, MaxSeries: 5}})
 	// job, instance and abc: 3 labels; name and values of 3 bytes; 3 series
 	// plus the 2 push-time series: 5.
 	mustPush(t, s, key("job", "jjj"), Replace, "mmm{abc=\"vv1\"} 1\nmmm{abc=\"vv2\"} 1\nmmm{abc=\"vv3\"} 1\n", time.Unix(1, 0))
@@ -118,13 +120,13 @@ func TestLimitsAtExactlyTheLimitPass(t *testing.T) {
 }
 
 func TestStoreFullOfGroups(t *testing.T) {
-	s := New(Options{Limits: Limits{MaxGroups: 2}})
+	s := New(Options{Limits: limits.Limits{MaxGroups: 2}})
 	ctx := context.Background()
 	mustPush(t, s, key("job", "a"), Replace, "m{x=\"a\"} 1\n", time.Unix(1, 0))
 	mustPush(t, s, key("job", "b"), Replace, "m{x=\"b\"} 1\n", time.Unix(1, 0))
 
 	err := push(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(2, 0))
-	requireLimit(t, err, ReasonStoreFullGroups, true, "--store.max-groups is 2")
+	requireLimit(t, err, limits.ReasonStoreFullGroups, true, "--store.max-groups is 2")
 	if s.Group(key("job", "c")) != nil {
 		t.Fatal("a push refused for a full store created its group")
 	}
@@ -157,7 +159,7 @@ func TestStoreFullOfGroups(t *testing.T) {
 func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
 	// Each group holds its pushed series plus push_time_seconds and
 	// push_failure_time_seconds.
-	s := New(Options{Limits: Limits{MaxSeries: 10}})
+	s := New(Options{Limits: limits.Limits{MaxSeries: 10}})
 	a, b := key("job", "a"), key("job", "b")
 	mustPush(t, s, a, Replace, seriesText("m", 3), time.Unix(1, 0)) // 5
 	mustPush(t, s, b, Replace, seriesText("n", 3), time.Unix(1, 0)) // 10
@@ -186,7 +188,7 @@ func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if !tc.ok {
-			requireLimit(t, err, ReasonStoreFullSeries, true, "--store.max-series is 10")
+			requireLimit(t, err, limits.ReasonStoreFullSeries, true, "--store.max-series is 10")
 			if after := s.Stats(); after != before {
 				t.Fatalf("%s: a refused push changed the store: %+v → %+v", tc.name, before, after)
 			}
@@ -225,7 +227,7 @@ func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 	// Restore the journal's view of the store into a fresh one with limits
 	// far below its content: restored data is never dropped by a limit.
 	mustPush(t, s, c, Replace, seriesText("p", 2), time.Unix(6, 0))
-	r := New(Options{Limits: Limits{MaxGroups: 1, MaxSeries: 2, MaxSeriesPerPush: 1}})
+	r := New(Options{Limits: limits.Limits{MaxGroups: 1, MaxSeries: 2, MaxSeriesPerPush: 1}})
 	for _, g := range s.Groups() {
 		if err := r.Restore(g.Key().ID(), encodeGroup(g)); err != nil {
 			t.Fatal(err)
@@ -238,7 +240,7 @@ func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireTotals(t, r, 2, 7)
-	requireLimit(t, push(t, r, key("job", "d"), Replace, "", time.Unix(7, 0)), ReasonStoreFullGroups, true, "--store.max-groups")
+	requireLimit(t, push(t, r, key("job", "d"), Replace, "", time.Unix(7, 0)), limits.ReasonStoreFullGroups, true, "--store.max-groups")
 	// A group shrinking in an over-full store is accepted.
 	if err := r.Push(ctx, Push{Key: c, Method: Replace, Families: families(t, "p 1\n"), Time: time.Unix(8, 0)}); err != nil {
 		t.Fatalf("shrinking push in an over-full store: %v", err)
@@ -260,11 +262,4 @@ func TestZeroLimitsMeanNoLimit(t *testing.T) {
 	long := strings.Repeat("v", 100_000)
 	mustPush(t, s, key("job", long), Replace, seriesText("m", 3)+"n{"+labelList(200)+"x=\""+long+"\"} 1\n", time.Unix(1, 0))
 	requireTotals(t, s, 1, 6)
-}
-
-func TestDefaultLimitsAreTheDocumentedOnes(t *testing.T) {
-	want := Limits{MaxSeriesPerPush: 100_000, MaxLabelsPerSeries: 64, MaxLabelNameLength: 1024, MaxLabelValueLength: 16384, MaxGroups: 1_000_000, MaxSeries: 20_000_000}
-	if got := DefaultLimits(); got != want {
-		t.Fatalf("DefaultLimits() = %+v, want %+v", got, want)
-	}
 }

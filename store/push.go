@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/limits"
 )
 
 // Method says how a push changes its group.
@@ -34,14 +35,14 @@ type Push struct {
 }
 
 // Push applies a push. It returns nil once the change is stored (and durable,
-// with a journal), a *LimitError when a limit refused it (nothing changed),
+// with a journal), a *limits.Error when a limit refused it (nothing changed),
 // a *RejectError when the push failed the checks, or a *PersistenceError
 // when the journal failed.
 func (s *Store) Push(ctx context.Context, p Push) error {
 	p.Families = s.dropTimeFamilies(p.Key, p.Families)
 	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
 	if err != nil {
-		var lerr *LimitError
+		var lerr *limits.Error
 		if errors.As(err, &lerr) {
 			return err
 		}
@@ -87,7 +88,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	if old == nil {
 		newGroups = 1
 	}
-	if err := s.opts.Limits.checkStore(len(s.groups), s.series, newGroups, seriesDelta(old, ng)); err != nil {
+	if err := s.opts.Limits.CheckStore(len(s.groups), s.series, newGroups, seriesDelta(old, ng)); err != nil {
 		s.mu.Unlock()
 		return err
 	}
@@ -146,7 +147,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 		ng.failTime, ng.failReason = at, rej.Reason
 		ng.families[PushFailureTimeName] = fresh.families[PushFailureTimeName]
 	} else {
-		err := s.opts.Limits.checkStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
+		err := s.opts.Limits.CheckStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
 			err = s.index.check(gid, nil, ng.families, prepared, s.ownerName)
 		}
@@ -257,4 +258,28 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 		}
 	}
 	return keys, firstErr
+}
+
+// seriesDelta returns how many series replacing group old by next (either
+// may be nil) adds to the store. Families shared by both are skipped, so the
+// cost is that of the families of the two groups, as in install.
+func seriesDelta(old, next *Group) int {
+	d := 0
+	if old != nil {
+		for name, f := range old.families {
+			if next != nil && next.families[name] == f {
+				continue
+			}
+			d -= len(f.series)
+		}
+	}
+	if next != nil {
+		for name, f := range next.families {
+			if old != nil && old.families[name] == f {
+				continue
+			}
+			d += len(f.series)
+		}
+	}
+	return d
 }

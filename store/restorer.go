@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/pushgate/pushgate/groupcodec"
 )
 
 // Restorer loads records into a store as Restore does, record for record,
@@ -83,12 +85,12 @@ func (r *Restorer) Close() error {
 // decode rebuilds the groups of the jobs it receives.
 func (r *Restorer) decode() {
 	for j := range r.work {
-		sg, err := decodeGroup(j.value)
+		rec, err := groupcodec.Decode(j.value)
 		if err != nil {
 			j.err = fmt.Errorf("restore group %q: %w", j.key, err)
 		} else {
-			j.group = sg.key
-			j.g, j.prepared, j.skip = r.s.storedGroup(sg)
+			j.group = recordKey(&rec)
+			j.g, j.prepared, j.skip = r.s.storedGroup(j.group, &rec)
 		}
 		close(j.ready)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pushgate/pushgate/internal/pipewrite"
 	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/limits"
 )
 
 // Options configures a Store.
@@ -26,7 +27,7 @@ type Options struct {
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 	// Limits bounds pushes and the store's size; the zero value has none.
-	Limits Limits
+	Limits limits.Limits
 	// MaxBatchOps, when positive, is the most ops the log takes in one
 	// batch (the etcd backend: 127): a bulk delete of more groups is split
 	// into batches of at most this many, each atomic on its own.
@@ -152,4 +153,4 @@ func (s *Store) Stats() Stats {
 func (s *Store) SkippedFamilies() uint64 { return s.skippedFamilies.Load() }
 
 // Limits returns the limits the store enforces.
-func (s *Store) Limits() Limits { return s.opts.Limits }
+func (s *Store) Limits() limits.Limits { return s.opts.Limits }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -57,7 +58,7 @@ func (h *Handler) writeStoreError(w http.ResponseWriter, handler string, err err
 func storeErrorStatus(err error) (reason string, code int) {
 	var rej *store.RejectError
 	var perr *store.PersistenceError
-	var lerr *store.LimitError
+	var lerr *limits.Error
 	switch {
 	case errors.As(err, &lerr) && lerr.StoreFull:
 		// 507, not 429: the store as a whole is full, so retrying the same

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pushgate/pushgate/exposition"
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/limits"
 )
 
 // GroupingPathOptions configures ParseGroupingPath.
@@ -19,8 +19,8 @@ type GroupingPathOptions struct {
 	// "U__" value-encoding escaping (see exposition.UnescapeLabelName).
 	UTF8Names bool
 	// Limits bounds the length of label names and values (job included);
-	// a violation is a *store.LimitError. The zero value checks nothing.
-	Limits store.Limits
+	// a violation is a *limits.Error. The zero value checks nothing.
+	Limits limits.Limits
 }
 
 // errJobRequired is returned for an empty job name.

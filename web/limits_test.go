@@ -10,12 +10,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 )
 
 // newLimitedHandler returns a handler over a store with lim, logging at
 // info level and above into the returned buffer.
-func newLimitedHandler(t *testing.T, lim store.Limits) (*Handler, *store.Store, *bytes.Buffer) {
+func newLimitedHandler(t *testing.T, lim limits.Limits) (*Handler, *store.Store, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -28,7 +29,7 @@ func newLimitedHandler(t *testing.T, lim store.Limits) (*Handler, *store.Store, 
 }
 
 func TestLimitAnswers(t *testing.T) {
-	lim := store.Limits{MaxSeriesPerPush: 2, MaxLabelsPerSeries: 4, MaxLabelNameLength: 8, MaxLabelValueLength: 8, MaxGroups: 2, MaxSeries: 100}
+	lim := limits.Limits{MaxSeriesPerPush: 2, MaxLabelsPerSeries: 4, MaxLabelNameLength: 8, MaxLabelValueLength: 8, MaxGroups: 2, MaxSeries: 100}
 	long := strings.Repeat("x", 9)
 	cases := []struct {
 		name     string
@@ -78,7 +79,7 @@ func TestLimitAnswers(t *testing.T) {
 }
 
 func TestAFullStoreStillTakesPushesToItsGroupsAndDeletes(t *testing.T) {
-	h, _, _ := newLimitedHandler(t, store.Limits{MaxGroups: 1, MaxSeries: 4})
+	h, _, _ := newLimitedHandler(t, limits.Limits{MaxGroups: 1, MaxSeries: 4})
 	if w := do(t, h, http.MethodPut, "/metrics/job/a", []byte("m{i=\"1\"} 1\nm{i=\"2\"} 1\n"), nil); w.Code != 200 {
 		t.Fatalf("first push: %d %s", w.Code, w.Body)
 	}
@@ -98,7 +99,7 @@ func TestAFullStoreStillTakesPushesToItsGroupsAndDeletes(t *testing.T) {
 }
 
 func TestLimitsAndUsageAreExposed(t *testing.T) {
-	h, _, _ := newLimitedHandler(t, store.Limits{MaxSeriesPerPush: 7, MaxGroups: 5})
+	h, _, _ := newLimitedHandler(t, limits.Limits{MaxSeriesPerPush: 7, MaxGroups: 5})
 	do(t, h, http.MethodPut, "/metrics/job/a", []byte("m 1\n"), nil)
 	text := scrapeText(t, h)
 	for _, want := range []string{

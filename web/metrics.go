@@ -75,7 +75,7 @@ func newMetrics(reg *prometheus.Registry, opts Options) (*metrics, error) {
 		Name: "pushgate_series",
 		Help: "Number of series stored, push_time_seconds and push_failure_time_seconds included.",
 	}, func() float64 { return float64(opts.CurrentStore().Stats().Series) })
-	limits := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	limitGauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pushgate_limit",
 		Help: "Configured limits, by flag name without the dashes; 0 means no limit. Compare pushgate_groups and pushgate_series with the store.* ones.",
 	}, []string{"name"})
@@ -89,9 +89,9 @@ func newMetrics(reg *prometheus.Registry, opts Options) (*metrics, error) {
 		"store.max-groups":            int64(lim.MaxGroups),
 		"store.max-series":            int64(lim.MaxSeries),
 	} {
-		limits.WithLabelValues(name).Set(float64(v))
+		limitGauge.WithLabelValues(name).Set(float64(v))
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series, limits} {
+	for _, c := range []prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series, limitGauge} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -24,7 +25,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store().Limits()})
 	if err != nil {
 		reason := "path"
-		var lerr *store.LimitError
+		var lerr *limits.Error
 		if errors.As(err, &lerr) {
 			reason = lerr.Reason
 		}
@@ -50,7 +51,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 			return
 		}
 		if errors.Is(err, exposition.ErrTooManySeries) {
-			h.rejectPush(w, r, store.ReasonTooManySeries, http.StatusBadRequest,
+			h.rejectPush(w, r, limits.ReasonTooManySeries, http.StatusBadRequest,
 				fmt.Errorf("%w; --push.max-series is %d", err, h.store().Limits().MaxSeriesPerPush))
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pushgate/pushgate/cluster"
+	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/etcdlog"
 	"github.com/pushgate/pushgate/store"
@@ -55,7 +56,7 @@ func openCluster(ctx context.Context, c *config, prefix string, newStore func() 
 		Password:     password,
 		LeaseTTL:     c.cluster.leaseTTL,
 		AdvertiseURL: advertise,
-		Meta:         etcdlog.Meta{Codec: store.CodecVersion, Settings: clusterSettings(c, prefix)},
+		Meta:         etcdlog.Meta{Codec: groupcodec.Version, Settings: clusterSettings(c, prefix)},
 		Logger:       logger,
 	})
 	if err != nil {

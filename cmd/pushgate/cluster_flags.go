@@ -15,7 +15,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"go.yaml.in/yaml/v2"
 
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/groupcodec"
 )
 
 // clusterFlags are the --cluster.* flags: set --cluster.etcd.endpoints and
@@ -198,4 +198,4 @@ func clusterSettings(c *config, routePrefix string) map[string]string {
 }
 
 // clusterCodec is the group encoding version recorded beside the settings.
-const clusterCodec = store.CodecVersion
+const clusterCodec = groupcodec.Version

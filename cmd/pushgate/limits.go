@@ -8,7 +8,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/limits"
 )
 
 // serverLimits are the http.Server's header size limit and timeouts.
@@ -35,20 +35,20 @@ const (
 
 // addLimitFlags declares pushgate's limit flags (none of them exist in the
 // reference Pushgateway).
-func addLimitFlags(app *kingpin.Application, l *store.Limits, s *serverLimits) {
+func addLimitFlags(app *kingpin.Application, l *limits.Limits, s *serverLimits) {
 	itoa := strconv.Itoa
 	app.Flag("push.max-series", "Most series (metrics of all families) in one push; more is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(store.DefaultMaxSeriesPerPush)).IntVar(&l.MaxSeriesPerPush)
+		Default(itoa(limits.DefaultMaxSeriesPerPush)).IntVar(&l.MaxSeriesPerPush)
 	app.Flag("push.max-labels-per-series", "Most labels of one pushed series, grouping labels and instance included; more is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(store.DefaultMaxLabelsPerSeries)).IntVar(&l.MaxLabelsPerSeries)
+		Default(itoa(limits.DefaultMaxLabelsPerSeries)).IntVar(&l.MaxLabelsPerSeries)
 	app.Flag("push.max-label-name-length", "Longest label name in bytes, in the body or the grouping key; longer is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(store.DefaultMaxLabelNameLength)).IntVar(&l.MaxLabelNameLength)
+		Default(itoa(limits.DefaultMaxLabelNameLength)).IntVar(&l.MaxLabelNameLength)
 	app.Flag("push.max-label-value-length", "Longest label value (and metric name) in bytes, in the body or the grouping key; longer is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(store.DefaultMaxLabelValueLength)).IntVar(&l.MaxLabelValueLength)
+		Default(itoa(limits.DefaultMaxLabelValueLength)).IntVar(&l.MaxLabelValueLength)
 	app.Flag("store.max-groups", "Most groups stored; a push that would add one more is answered 507. 0: no limit (pushgate only).").
-		Default(itoa(store.DefaultMaxGroups)).IntVar(&l.MaxGroups)
+		Default(itoa(limits.DefaultMaxGroups)).IntVar(&l.MaxGroups)
 	app.Flag("store.max-series", "Most series stored, push_time_seconds and push_failure_time_seconds included; a push that would add more is answered 507. 0: no limit (pushgate only).").
-		Default(itoa(store.DefaultMaxSeries)).IntVar(&l.MaxSeries)
+		Default(itoa(limits.DefaultMaxSeries)).IntVar(&l.MaxSeries)
 	app.Flag("web.max-header-bytes", "Largest request header block in bytes; larger is answered 431. 0: Go's default, 1 MiB (pushgate only).").
 		Default(itoa(defaultMaxHeaderBytes)).IntVar(&s.maxHeaderBytes)
 	app.Flag("web.read-header-timeout", "Time allowed to read a request's headers. 0: the read timeout (pushgate only).").
@@ -62,7 +62,7 @@ func addLimitFlags(app *kingpin.Application, l *store.Limits, s *serverLimits) {
 }
 
 // checkLimits rejects negative limits: 0 is the way to say "no limit".
-func checkLimits(maxBodyBytes int64, l store.Limits, s serverLimits) error {
+func checkLimits(maxBodyBytes int64, l limits.Limits, s serverLimits) error {
 	for _, v := range []struct {
 		flag string
 		val  int64

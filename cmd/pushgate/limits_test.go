@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/limits"
 )
 
 func TestLimitFlagsDefaultsAndValidation(t *testing.T) {
@@ -14,8 +14,8 @@ func TestLimitFlagsDefaultsAndValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.limits != store.DefaultLimits() {
-		t.Errorf("limits = %+v, want the store defaults", c.limits)
+	if c.limits != limits.Default() {
+		t.Errorf("limits = %+v, want the default limits", c.limits)
 	}
 	srv := c.server.apply(&http.Server{})
 	if srv.MaxHeaderBytes != 1<<20 || srv.ReadHeaderTimeout != 30*time.Second || srv.ReadTimeout != 5*time.Minute ||

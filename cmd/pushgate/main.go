@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/pushgate/pushgate/access"
+	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 	"github.com/pushgate/pushgate/web"
 )
@@ -60,7 +61,7 @@ type config struct {
 	disableConsistencyCheck bool
 	utf8Names               bool
 	maxBodyBytes            int64
-	limits                  store.Limits
+	limits                  limits.Limits
 	server                  serverLimits
 	permissionsFile         string
 	forceEmpty              bool

@@ -1,15 +1,17 @@
-package store
+// Package limits holds the bounds on what one push may hold and what the
+// whole store may hold, the checks that apply them, and the error a
+// refused push carries. It knows nothing of groups: the store calls its
+// checks with the counts and names it finds.
+package limits
 
 import (
 	"fmt"
 	"unicode/utf8"
-
-	dto "github.com/prometheus/client_model/go"
 )
 
 // Limits bounds what one push may hold and what the whole store may hold.
 // A zero field means no limit. The per-push limits reject a push with a
-// *LimitError whose StoreFull is false (the client sent too much: 400); the
+// *Error whose StoreFull is false (the client sent too much: 400); the
 // store limits reject it with StoreFull true (the gateway is full: 507).
 // Limits are not applied to groups restored from the journal or imported from
 // a reference file: data already acknowledged is never dropped because a
@@ -57,8 +59,8 @@ const (
 	DefaultMaxSeries           = 20_000_000
 )
 
-// DefaultLimits returns the default limits.
-func DefaultLimits() Limits {
+// Default returns the default limits.
+func Default() Limits {
 	return Limits{
 		MaxSeriesPerPush:    DefaultMaxSeriesPerPush,
 		MaxLabelsPerSeries:  DefaultMaxLabelsPerSeries,
@@ -69,7 +71,7 @@ func DefaultLimits() Limits {
 	}
 }
 
-// Reasons a LimitError carries; they are the reason label of
+// Reasons an Error carries; they are the reason label of
 // pushgate_rejected_requests_total.
 const (
 	ReasonTooManySeries     = "too_many_series"
@@ -80,10 +82,10 @@ const (
 	ReasonStoreFullSeries   = "store_full_series"
 )
 
-// LimitError reports a push rejected by a limit. Nothing was stored, not even
+// Error reports a push rejected by a limit. Nothing was stored, not even
 // the group's push_failure_time_seconds: a full store must not grow, and a
 // push too large to check is treated like a body over the size limit.
-type LimitError struct {
+type Error struct {
 	// Reason is one of the Reason* constants.
 	Reason string
 	// StoreFull is true when the store as a whole is at a limit (the push
@@ -95,47 +97,31 @@ type LimitError struct {
 }
 
 // Error returns the one-line reason.
-func (e *LimitError) Error() string { return e.Msg }
+func (e *Error) Error() string { return e.Msg }
 
-func limitErr(reason, format string, args ...any) *LimitError {
-	return &LimitError{Reason: reason, Msg: fmt.Sprintf(format, args...)}
+func limitErr(reason, format string, args ...any) *Error {
+	return &Error{Reason: reason, Msg: fmt.Sprintf(format, args...)}
 }
 
-// checkPushSeries rejects a push with more series than the limit. It only
-// counts, so a huge push is rejected before any per-series work.
-func (l Limits) checkPushSeries(families []*dto.MetricFamily) error {
-	if l.MaxSeriesPerPush <= 0 {
-		return nil
-	}
-	n := 0
-	for _, mf := range families {
-		n += len(mf.Metric)
-	}
-	if n > l.MaxSeriesPerPush {
+// CheckPushSeries rejects a push of n series (metrics of all families)
+// when n is over the limit. Called with a count, before any per-series
+// work, it rejects a huge push cheaply.
+func (l Limits) CheckPushSeries(n int) error {
+	if l.MaxSeriesPerPush > 0 && n > l.MaxSeriesPerPush {
 		return limitErr(ReasonTooManySeries, "push has %d series; --push.max-series is %d", n, l.MaxSeriesPerPush)
-	}
-	return nil
-}
-
-// checkGrouping checks the grouping key's label names and values.
-func (l Limits) checkGrouping(key GroupKey) error {
-	for _, lb := range key.labels {
-		if err := l.CheckGroupingLabel(lb.Name, lb.Value); err != nil {
-			return err
-		}
 	}
 	return nil
 }
 
 // CheckGroupingLabel checks the name and value lengths of one grouping label,
 // so that the HTTP layer can refuse a push by its path before reading the
-// body. It returns a *LimitError or nil.
+// body. It returns a *Error or nil.
 func (l Limits) CheckGroupingLabel(name, value string) error {
-	return l.checkLabel("", name, value)
+	return l.CheckLabel("", name, value)
 }
 
-// checkMetricName checks a metric name, which is the value of __name__.
-func (l Limits) checkMetricName(name string) error {
+// CheckMetricName checks a metric name, which is the value of __name__.
+func (l Limits) CheckMetricName(name string) error {
 	if l.MaxLabelValueLength > 0 && len(name) > l.MaxLabelValueLength {
 		return limitErr(ReasonLabelValueTooLong, "metric name %q has %d bytes; --push.max-label-value-length is %d",
 			clipString(name), len(name), l.MaxLabelValueLength)
@@ -143,13 +129,13 @@ func (l Limits) checkMetricName(name string) error {
 	return nil
 }
 
-// checkLabel checks one label's name and value; metric is "" for a
+// CheckLabel checks one label's name and value; metric is "" for a
 // grouping label.
 //
 // It runs for every label of every pushed series, so the place named in the
 // error is built only on failure: building it up front was 13% of a push's
 // CPU.
-func (l Limits) checkLabel(metric, name, value string) error {
+func (l Limits) CheckLabel(metric, name, value string) error {
 	if l.MaxLabelNameLength > 0 && len(name) > l.MaxLabelNameLength {
 		return limitErr(ReasonLabelNameTooLong, "%s: label name %q has %d bytes; --push.max-label-name-length is %d",
 			labelPlace(metric), clipString(name), len(name), l.MaxLabelNameLength)
@@ -170,8 +156,8 @@ func labelPlace(metric string) string {
 	return fmt.Sprintf("metric %q", metric)
 }
 
-// checkLabelCount checks the number of labels of one series as stored.
-func (l Limits) checkLabelCount(metric string, n int) error {
+// CheckLabelCount checks the number of labels of one series as stored.
+func (l Limits) CheckLabelCount(metric string, n int) error {
 	if l.MaxLabelsPerSeries > 0 && n > l.MaxLabelsPerSeries {
 		return limitErr(ReasonTooManyLabels, "metric %q has a series with %d labels, grouping labels included; --push.max-labels-per-series is %d",
 			metric, n, l.MaxLabelsPerSeries)
@@ -179,44 +165,20 @@ func (l Limits) checkLabelCount(metric string, n int) error {
 	return nil
 }
 
-// checkStore rejects a change that adds groups or series to a store already
+// CheckStore rejects a change that adds groups or series to a store already
 // at its limits. Only the net change counts: replacing a group by one of the
 // same size always passes, and a change that shrinks the store always passes
 // even when the store is over a limit that was lowered since.
-func (l Limits) checkStore(groups, series, addGroups, addSeries int) error {
+func (l Limits) CheckStore(groups, series, addGroups, addSeries int) error {
 	if l.MaxGroups > 0 && addGroups > 0 && groups+addGroups > l.MaxGroups {
-		return &LimitError{Reason: ReasonStoreFullGroups, StoreFull: true,
+		return &Error{Reason: ReasonStoreFullGroups, StoreFull: true,
 			Msg: fmt.Sprintf("store is full: it holds %d groups; --store.max-groups is %d", groups, l.MaxGroups)}
 	}
 	if l.MaxSeries > 0 && addSeries > 0 && series+addSeries > l.MaxSeries {
-		return &LimitError{Reason: ReasonStoreFullSeries, StoreFull: true,
+		return &Error{Reason: ReasonStoreFullSeries, StoreFull: true,
 			Msg: fmt.Sprintf("store is full: it holds %d series and the push adds %d; --store.max-series is %d", series, addSeries, l.MaxSeries)}
 	}
 	return nil
-}
-
-// seriesDelta returns how many series replacing group old by next (either
-// may be nil) adds to the store. Families shared by both are skipped, so the
-// cost is that of the families of the two groups, as in install.
-func seriesDelta(old, next *Group) int {
-	d := 0
-	if old != nil {
-		for name, f := range old.families {
-			if next != nil && next.families[name] == f {
-				continue
-			}
-			d -= len(f.series)
-		}
-	}
-	if next != nil {
-		for name, f := range next.families {
-			if old != nil && old.families[name] == f {
-				continue
-			}
-			d += len(f.series)
-		}
-	}
-	return d
 }
 
 // clipString shortens s for an error message, keeping valid UTF-8.

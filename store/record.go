@@ -1,0 +1,46 @@
+package store
+
+import (
+	"github.com/pushgate/pushgate/groupcodec"
+)
+
+// encodeGroup returns g's record for the journal (groupcodec): its key,
+// times and pushed families. The time families are left out; a restore
+// rebuilds them from the times.
+func encodeGroup(g *Group) []byte {
+	rec := groupcodec.Group{
+		Labels:        make([]groupcodec.Label, len(g.key.labels)),
+		PushTime:      g.pushTime,
+		FailureTime:   g.failTime,
+		FailureReason: g.failReason,
+		Families:      make([]groupcodec.Family, 0, len(g.families)),
+	}
+	for i, l := range g.key.labels {
+		rec.Labels[i] = groupcodec.Label{Name: l.Name, Value: l.Value}
+	}
+	for _, f := range g.Families() {
+		name := f.Name()
+		if name == PushTimeName || name == PushFailureTimeName {
+			continue
+		}
+		metrics, err := f.metrics()
+		if err != nil {
+			// packed was written by s2.Encode in this process; a failure
+			// to decode it is memory corruption, not bad input.
+			panic("store: " + err.Error())
+		}
+		rec.Families = append(rec.Families, groupcodec.Family{
+			Name: name, Help: f.Help(), Unit: f.Unit(), Type: f.typ, LastPush: f.LastPush(), Metrics: metrics,
+		})
+	}
+	return groupcodec.Encode(&rec)
+}
+
+// recordKey returns the grouping key of a decoded record.
+func recordKey(rec *groupcodec.Group) GroupKey {
+	labels := make(map[string]string, len(rec.Labels))
+	for _, l := range rec.Labels {
+		labels[l.Name] = l.Value
+	}
+	return NewGroupKey(labels)
+}
