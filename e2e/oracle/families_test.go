@@ -5,9 +5,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // kind draws the kind of a family called name. Mostly a name keeps one
@@ -116,6 +118,9 @@ func (g *generator) family(name string, kind familyKind, text bool) *dto.MetricF
 			continue
 		}
 		g.fill(m, kind)
+		if !text && g.chance(0.2) {
+			g.exemplar(m)
+		}
 		mf.Metric = append(mf.Metric, m)
 	}
 	return mf
@@ -278,4 +283,36 @@ func deltas(counts []uint64) []int64 {
 		prev = int64(c)
 	}
 	return out
+}
+
+// exemplarLabelSets are exemplar labels a protobuf push may carry: ones
+// every scrape can write, and ones none can (an empty name, two names that
+// one escaping makes one, more than OpenMetrics' 128 code points).
+var exemplarLabelSets = [][]string{
+	{"trace_id", "4bf92f3577b34da6a3ce929d0e0e4736"},
+	{"trace.id", "abc", "span_id", "1"},
+	{"ü", "x"},
+	{"", "empty name"},
+	{"a.b", "1", "a_b", "2"},
+	{"t", strings.Repeat("x", 130)},
+	{},
+}
+
+// exemplar gives m's counter, one of its classic buckets or its native
+// histogram an exemplar.
+func (g *generator) exemplar(m *dto.Metric) {
+	pairs := pick(g, exemplarLabelSets)
+	e := &dto.Exemplar{Value: proto.Float64(pick(g, gaugeValues))}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		e.Label = append(e.Label, &dto.LabelPair{Name: proto.String(pairs[i]), Value: proto.String(pairs[i+1])})
+	}
+	switch {
+	case m.Counter != nil:
+		m.Counter.Exemplar = e
+	case m.Histogram != nil && len(m.Histogram.Bucket) > 0:
+		pick(g, m.Histogram.Bucket).Exemplar = e
+	case m.Histogram != nil && m.Histogram.Schema != nil:
+		e.Timestamp = timestamppb.New(time.Unix(1700000000, 0))
+		m.Histogram.Exemplars = append(m.Histogram.Exemplars, e)
+	}
 }

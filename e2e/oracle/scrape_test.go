@@ -11,10 +11,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -362,6 +364,9 @@ func parseSamples(body []byte, contentType string, native bool) ([]sample, map[s
 			var ls labels.Labels
 			p.Labels(&ls)
 			out = append(out, sample{ls: ls, id: identity(ls), family: family, typ: typ, v: v})
+			if err := checkExemplars(p, ls); err != nil {
+				return nil, nil, err
+			}
 		case textparse.EntryHistogram:
 			_, _, h, fh := p.Histogram()
 			var ls labels.Labels
@@ -374,8 +379,27 @@ func parseSamples(body []byte, contentType string, native bool) ([]sample, map[s
 				s.fh = fh.Copy()
 			}
 			out = append(out, s)
+			if err := checkExemplars(p, ls); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
+}
+
+// checkExemplars fails on an exemplar of the current entry that Prometheus
+// would not store: labels that are not a valid label set, or longer
+// together than OpenMetrics allows.
+func checkExemplars(p textparse.Parser, series labels.Labels) error {
+	var ex exemplar.Exemplar
+	for p.Exemplar(&ex) {
+		n := 0
+		ex.Labels.Range(func(l labels.Label) { n += utf8.RuneCountInString(l.Name) + utf8.RuneCountInString(l.Value) })
+		if !ex.Labels.IsValid(model.UTF8Validation) || ex.Labels.Has("") || n > exemplar.ExemplarMaxLabelSetLength {
+			return fmt.Errorf("series %s carries an exemplar Prometheus would not store: %s (%d code points)", series, ex.Labels, n)
+		}
+		ex = exemplar.Exemplar{}
+	}
+	return nil
 }
 
 // lastSeries names the last parsed series, to place a parse error.
