@@ -72,6 +72,8 @@ type Batch struct {
 // every batch committed after from, in order, until ctx ends or fn or the
 // log fails. A log that lost the history after from (compacted) returns an
 // error wrapping ErrCompacted; the follower then loads a fresh snapshot.
+// A batch's op values are only valid until fn returns: the log may reuse
+// their memory for the next batch.
 type Follower interface {
 	Follow(ctx context.Context, from Position, fn func(Batch) error) error
 }

@@ -15,7 +15,8 @@ import (
 // applied anyway (skipping it would make this replica differ from the
 // others), counted (ApplyConflicts) and logged. Groups are decoded before
 // the store's lock is taken, and the whole batch is installed under it, so
-// a scrape sees all of it or none.
+// a scrape sees all of it or none. Apply keeps no reference to the ops'
+// values (a follower's log reuses their memory).
 func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 	type change struct {
 		gid      string

@@ -95,3 +95,29 @@ func TestAConflictingAppliedChangeIsAppliedAndCounted(t *testing.T) {
 		t.Errorf("ApplyConflicts = %d, want 1", follower.ApplyConflicts())
 	}
 }
+
+func TestAnAppliedGroupKeepsNoReferenceToTheOpsValues(t *testing.T) {
+	writer, follower := New(Options{}), New(Options{})
+	log := &recordingLog{}
+	writer.SetJournal(log)
+	mustPush(t, writer, key("job", "a", "instance", "x"), Replace,
+		"# HELP a Help.\n# TYPE a counter\na{l=\"v\"} 1\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n", t0)
+	for i, ops := range log.batches {
+		if err := follower.Apply(journal.Position(i+1), ops); err != nil {
+			t.Fatalf("apply batch %d: %v", i+1, err)
+		}
+	}
+	// A follower's log reuses the values' memory for its next batch.
+	for _, ops := range log.batches {
+		for _, op := range ops {
+			for i := range op.Value {
+				op.Value[i] = 'X'
+			}
+		}
+	}
+	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {
+		if w, f := scrapeBytes(t, writer, enc), scrapeBytes(t, follower, enc); !bytes.Equal(w, f) {
+			t.Errorf("%s: the follower serves\n%s\nthe writer\n%s", enc, f, w)
+		}
+	}
+}

@@ -141,6 +141,7 @@ func (l *Log) Follow(ctx context.Context, from journal.Position, fn func(journal
 	end := l.keys.head + "\x00"
 	wch := l.client.Watch(ctx, l.keys.groups,
 		clientv3.WithRange(end), clientv3.WithRev(int64(from)+1), clientv3.WithProgressNotify())
+	var values []byte // the decompressed values of the batch being delivered
 	for resp := range wch {
 		if err := resp.Err(); err != nil {
 			if resp.CompactRevision != 0 || errors.Is(err, rpctypes.ErrCompacted) {
@@ -149,7 +150,7 @@ func (l *Log) Follow(ctx context.Context, from journal.Position, fn func(journal
 			}
 			return fmt.Errorf("follow from position %d: %w", from, err)
 		}
-		if err := l.deliver(resp.Events, fn); err != nil {
+		if err := l.deliver(resp.Events, &values, fn); err != nil {
 			return err
 		}
 		l.mu.Lock()
@@ -170,8 +171,11 @@ func (l *Log) Follow(ctx context.Context, from journal.Position, fn func(journal
 // deliver hands the events of one watch response to fn, one Batch per
 // revision. etcd never splits a revision's events across responses (its
 // watch batches whole revisions), so a response ends a batch. The values
-// of an Own batch are not decompressed: its store holds them already.
-func (l *Log) deliver(events []*clientv3.Event, fn func(journal.Batch) error) error {
+// of an Own batch are not decompressed: its store holds them already. The
+// others are decompressed into *values, which every batch reuses (a
+// follower applies each replicated push: a fresh buffer per value was a
+// third of what applying one allocated); fn must not keep them.
+func (l *Log) deliver(events []*clientv3.Event, values *[]byte, fn func(journal.Batch) error) error {
 	for i := 0; i < len(events); {
 		rev := events[i].Kv.ModRevision
 		j := i + 1
@@ -193,6 +197,10 @@ func (l *Log) deliver(events []*clientv3.Event, fn func(journal.Batch) error) er
 			}
 		}
 		if !b.Own {
+			if err := decodedSize(events[i:j], l.keys.groups, values); err != nil {
+				return fmt.Errorf("follow: position %d: %w", rev, err)
+			}
+			free := *values
 			for _, ev := range events[i:j] {
 				key := string(ev.Kv.Key)
 				if !strings.HasPrefix(key, l.keys.groups) {
@@ -203,10 +211,12 @@ func (l *Log) deliver(events []*clientv3.Event, fn func(journal.Batch) error) er
 					b.Ops = append(b.Ops, journal.Op{Kind: journal.OpDelete, Key: gid})
 					continue
 				}
-				value, err := s2.Decode(nil, ev.Kv.Value)
+				n, _ := s2.DecodedLen(ev.Kv.Value) // checked by decodedSize
+				value, err := s2.Decode(free[:n:n], ev.Kv.Value)
 				if err != nil {
 					return fmt.Errorf("follow: group %q at position %d: decompress: %w", gid, rev, err)
 				}
+				free = free[n:]
 				b.Ops = append(b.Ops, journal.Op{Kind: journal.OpSet, Key: gid, Value: value})
 			}
 		}
@@ -219,6 +229,27 @@ func (l *Log) deliver(events []*clientv3.Event, fn func(journal.Batch) error) er
 		}
 		l.noteDelivered(b.Position)
 	}
+	return nil
+}
+
+// decodedSize makes *values hold at least the decompressed bytes of every
+// group put among events (one revision's), growing it if need be.
+func decodedSize(events []*clientv3.Event, groups string, values *[]byte) error {
+	total := 0
+	for _, ev := range events {
+		if ev.Type != mvccpb.PUT || len(ev.Kv.Key) < len(groups) || string(ev.Kv.Key[:len(groups)]) != groups {
+			continue
+		}
+		n, err := s2.DecodedLen(ev.Kv.Value)
+		if err != nil {
+			return fmt.Errorf("group %q: decompress: %w", ev.Kv.Key[len(groups):], err)
+		}
+		total += n
+	}
+	if cap(*values) < total {
+		*values = make([]byte, total)
+	}
+	*values = (*values)[:cap(*values)]
 	return nil
 }
 
