@@ -27,6 +27,7 @@ type gcSettings struct {
 	percentSet     bool
 	memoryLimit    units.Base2Bytes
 	memoryLimitSet bool
+	minHeap        units.Base2Bytes
 }
 
 // addGCFlags declares --store.gc-percent and --store.memory-limit.
@@ -35,6 +36,8 @@ func addGCFlags(app *kingpin.Application, s *gcSettings) {
 		Default(fmt.Sprint(defaultGCPercent)).IsSetByUser(&s.percentSet).IntVar(&s.percent)
 	app.Flag("store.memory-limit", "Soft limit on the Go heap and runtime memory (GOMEMLIMIT), e.g. 512MiB; the collector works harder as it nears it. 0 means none, or the GOMEMLIMIT environment variable if set (pushgate only).").
 		Default("0").IsSetByUser(&s.memoryLimitSet).BytesVar(&s.memoryLimit)
+	app.Flag("store.gc-min-heap", "Heap size the collector lets a small store reach before it runs: while the live data is smaller, the GC percentage is raised so that the heap target is this size (a small store otherwise collects several times a second under pushes). 0 disables (pushgate only).").
+		Default(defaultGCMinHeap).BytesVar(&s.minHeap)
 }
 
 // apply sets the collector's parameters. An explicit flag wins over the
@@ -42,6 +45,9 @@ func addGCFlags(app *kingpin.Application, s *gcSettings) {
 func (s *gcSettings) apply(logger *slog.Logger) error {
 	if s.percent < -1 {
 		return fmt.Errorf("--store.gc-percent must be -1 (off) or more, got %d", s.percent)
+	}
+	if s.minHeap < 0 {
+		return fmt.Errorf("--store.gc-min-heap must not be negative, got %d", s.minHeap)
 	}
 	if s.memoryLimit < 0 {
 		return fmt.Errorf("--store.memory-limit must not be negative, got %d", s.memoryLimit)

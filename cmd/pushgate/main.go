@@ -178,6 +178,7 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 	if err := c.gc.apply(logger); err != nil {
 		return usageError(stderr, prog, err)
 	}
+	startGCFloor(uint64(c.gc.minHeap), logger)
 	prefix, externalPath, err := routePrefix(c.routePrefix, c.externalURL)
 	if err != nil {
 		return usageError(stderr, prog, err)
