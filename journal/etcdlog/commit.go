@@ -67,7 +67,12 @@ func (l *Log) failQueue(err error) {
 // So when fewer entries are queued than were outstanding when the last
 // commit finished, the committer waits a little (Config.CommitLinger, and
 // never longer than that commit took) for the appenders it just released
-// to append again, and their entries join the same transaction.
+// to append again, and their entries join the same transaction. Measured
+// with bench/cluster.sh at 8 clients (one push each in flight, so the
+// cohort released is all of them): with the linger a transaction carried
+// 7.9 pushes, without it 3.6-3.9, and the linger raised pushes/s by a
+// half and lowered the median push latency (4.4-4.8 ms against 6.5-7.6):
+// committing at once when nothing is queued is the worse choice there.
 func (l *Log) commitLoop() {
 	defer close(l.committerDone)
 	var (
