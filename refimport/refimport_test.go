@@ -15,6 +15,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal/gobfile"
+	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -114,7 +115,7 @@ func TestImportKeepsPushedDataAndReportsEveryDroppedGroupByKey(t *testing.T) {
 			if res != tc.result {
 				t.Errorf("result %+v, want %+v", res, tc.result)
 			}
-			text := scrape(t, st)
+			text := scrapeText(t, st)
 			for _, w := range tc.want {
 				if !strings.Contains(text, w+"\n") {
 					t.Errorf("the scrape lacks %s:\n%s", w, text)
@@ -150,13 +151,13 @@ func withInstance(g gobfile.Group, name, v string) gobfile.Group {
 	return g
 }
 
-// scrape renders st in the text format and checks that expfmt parses it.
-func scrape(t *testing.T, st *store.Store) string {
+// scrapeText renders st in the text format and checks that expfmt parses it.
+func scrapeText(t *testing.T, st *store.Store) string {
 	t.Helper()
 	sn := st.Snapshot()
 	defer sn.Release()
 	var buf bytes.Buffer
-	if _, err := sn.WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+	if _, err := scrape.NewWriter().Write(&buf, sn, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
 		t.Fatalf("scrape: %v", err)
 	}
 	parser := expfmt.NewTextParser(model.LegacyValidation)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"testing"
 	"time"
 
@@ -56,112 +55,24 @@ func BenchmarkApply(b *testing.B) {
 	}
 }
 
-// BenchmarkScrape measures rendering 10k groups in each format to a
-// discarding writer, after a first scrape warmed the caches; "text changed"
-// pushes 100 groups (1%) anew before each scrape, so their families render
-// again; "gzip first" resets every body to what a push leaves (no segment,
-// not seen by a gzip scrape), the cost of the first gzip scrape after a
-// fill; "gzip second" marks them seen, so the scrape builds segmentBudget
-// bytes of segments and streams the rest. Bytes per second count the
-// uncompressed body.
-func BenchmarkScrape(b *testing.B) {
-	s := filledStore(b, 10_000)
-	text := exposition.NewFormat(exposition.EncodingText)
-	resetCaches := func(seen bool) {
-		for _, g := range s.Groups() {
-			for _, f := range g.Families() {
-				if tb := textOf(f); tb != nil {
-					fresh := &textBody{enc: tb.enc, size: tb.size, packed: tb.packed}
-					fresh.gzipSeen.Store(seen)
-					f.text.Store(fresh)
-				}
-			}
-		}
-	}
-	write := func(b *testing.B, f exposition.Format, gz bool) {
-		var err error
-		if gz {
-			_, err = s.Snapshot().WriteGzipTo(io.Discard, f, nil)
-		} else {
-			_, err = s.Snapshot().WriteTo(io.Discard, f, nil)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	cases := []struct {
-		name   string
-		f      exposition.Format
-		gz     bool
-		before func(i int)
-	}{
-		{name: "text", f: text},
-		{name: "openmetrics", f: exposition.NewFormat(exposition.EncodingOpenMetrics)},
-		{name: "protobuf", f: exposition.NewFormat(exposition.EncodingProtobuf)},
-		{name: "text changed", f: text, before: func(i int) {
-			ctx := context.Background()
-			for j := 0; j < 100; j++ {
-				g := (i*100 + j) % 10_000
-				k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", g)})
-				if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(g, i+1), Time: time.Now()}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}},
-		{name: "gzip cached", f: text, gz: true},
-		{name: "gzip first", f: text, gz: true, before: func(int) { resetCaches(false) }},
-		{name: "gzip second", f: text, gz: true, before: func(int) { resetCaches(true) }},
-	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			n, err := s.Snapshot().WriteTo(io.Discard, c.f, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			// Warm up: two gzip scrapes with no budget give every family
-			// its segment.
-			for k := 0; k < 2 && c.gz; k++ {
-				sn := s.Snapshot()
-				sn.gzip.budget = math.MaxInt
-				if _, err := sn.WriteGzipTo(io.Discard, c.f, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.SetBytes(n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if c.before != nil {
-					b.StopTimer()
-					c.before(i)
-					b.StartTimer()
-				}
-				write(b, c.f, c.gz)
-			}
-		})
-	}
-}
-
 // BenchmarkTextCache compares the two ways of caching the text bodies of
 // 10k groups for a text scrape: raw bytes written as they are, or s2
 // blocks decoded into a reused buffer as they are written (the design
 // kept: 3.6x less memory).
 func BenchmarkTextCache(b *testing.B) {
 	s := filledStore(b, 10_000)
-	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
-		b.Fatal(err)
-	}
 	var raw, packed [][]byte
 	total := 0
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
-			tb := textOf(f)
-			body, err := s2.Decode(nil, tb.packed)
+			// The text bodies the pushes rendered, what a text scrape
+			// writes.
+			body, err := s2.Decode(nil, f.pushed.packed)
 			if err != nil {
 				b.Fatal(err)
 			}
 			raw = append(raw, body)
-			packed = append(packed, tb.packed)
+			packed = append(packed, f.pushed.packed)
 			total += len(body)
 		}
 	}
@@ -197,7 +108,7 @@ func BenchmarkTextCache(b *testing.B) {
 }
 
 // BenchmarkTextBlock encodes and decodes the bench payload's family bodies
-// (~1 KB each, 64 groups) as the s2 blocks textBody keeps, reporting the
+// (~1 KB each, 64 groups) as the s2 blocks TextBody keeps, reporting the
 // encoded size as a fraction of the text (ratio).
 func BenchmarkTextBlock(b *testing.B) {
 	var bodies [][]byte

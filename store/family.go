@@ -54,7 +54,7 @@ type Family struct {
 	// pushed is the text or OpenMetrics body the push rendered, in the
 	// encoding last scraped, so that a scrape of unchanged data copies bytes
 	// (DESIGN §6). It is kept in the family itself rather than behind a
-	// pointer: a separate textBody per family was 7.2 MB of the 106 MB heap
+	// pointer: a separate TextBody per family was 7.2 MB of the 106 MB heap
 	// at 10,000 groups, and one more cache miss per family per scrape.
 	pushed textRef
 	// text caches a body the push did not render: one of another encoding,
@@ -64,7 +64,7 @@ type Family struct {
 	// that a gateway scraped in both formats does not re-render every family
 	// on each switch (8.7 s for a text scrape after a protobuf one at 10,000
 	// groups, when protobuf bodies shared this cache).
-	text atomic.Pointer[textBody]
+	text atomic.Pointer[TextBody]
 	// unpacked caches the decompressed protobuf bytes between protobuf
 	// scrapes: decompressing on every scrape made a protobuf scrape of
 	// 10,000 groups 2.5x slower. A text scrape drops it, so a gateway that
@@ -77,7 +77,7 @@ type Family struct {
 
 // textRef is a plain family's text body in one encoding, as the push
 // rendered it: the s2 block, the body's length and its encoding. The
-// family keeps it inline: following each family to a separate textBody
+// family keeps it inline: following each family to a separate TextBody
 // cost two cache misses per family, 18% of a 10,000-group text scrape. A
 // copy in each slot, so that a text scrape would not read the families
 // either, was measured and removed: 15 alternating runs of BenchmarkScrape
@@ -85,7 +85,7 @@ type Family struct {
 // ms ±13% without, no other format faster with it, and the copies held
 // 3.2 MB of the heap (BenchmarkStoreHeap 101.6 MB with, 98.4 without). A
 // scrape in another encoding than the push rendered for finds enc differs
-// and asks the family (textBody).
+// and asks the family (TextBody).
 type textRef struct {
 	packed []byte
 	size   int32
@@ -121,7 +121,7 @@ type scratch struct {
 // Rendering at push time adds about 15 us to a push of the 8-family bench
 // payload (BenchmarkApply groups=0, alternating runs of both test binaries:
 // 62-90 us before, 91-96 us after; 10.1 -> 10.8 KB and 81 -> 90
-// allocations, the kept s2 block and textBody per family, with the push
+// allocations, the kept s2 block and TextBody per family, with the push
 // buffers pooled); rendering the same bodies at scrape time cost ~24 us
 // per family, because the scrape had to decode the stored protobuf first.
 func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
@@ -264,48 +264,6 @@ func (f *Family) metricsLen() (int, error) {
 		return 0, fmt.Errorf("decompress stored family %q: %w", f.Name(), err)
 	}
 	return n, nil
-}
-
-// protobufBody returns the family's protobuf bytes for a protobuf scrape
-// and keeps them for the next one.
-func (f *Family) protobufBody() ([]byte, error) {
-	if b := f.unpacked.Load(); b != nil {
-		return *b, nil
-	}
-	b, err := f.metrics()
-	if err != nil {
-		return nil, err
-	}
-	f.unpacked.Store(&b)
-	return b, nil
-}
-
-// render returns the family's body in fm, rendered from its protobuf
-// bytes: the way to a body the caches do not hold (a family that is not
-// plain, whose body depends on the scrape's escaping scheme).
-func (f *Family) render(fm exposition.Format) ([]byte, error) {
-	mf, err := f.Decode()
-	if err != nil {
-		return nil, err
-	}
-	b, err := exposition.AppendBody(nil, mf, fm)
-	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", f.Name(), err)
-	}
-	return b, nil
-}
-
-// dropProtobufBody forgets the cached protobuf bytes.
-func (f *Family) dropProtobufBody() {
-	if f.unpacked.Load() != nil {
-		f.unpacked.Store(nil)
-	}
-}
-
-// streamsProtobuf reports whether a scrape in format fm writes this
-// family's protobuf bytes as they are: the family needs no escaping.
-func (f *Family) streamsProtobuf(fm exposition.Format) bool {
-	return f.plain && fm.Encoding() == exposition.EncodingProtobuf
 }
 
 // timeNanos and nanosTime convert between a time and a family's lastPush,

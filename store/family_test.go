@@ -1,11 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"hash/maphash"
-	"io"
 	"strings"
 	"testing"
 
@@ -17,53 +14,9 @@ import (
 	"github.com/pushgate/pushgate/limits"
 )
 
-// TestScrapesAreTheSameWhicheverEncodingIsHot scrapes a store in a sequence
-// of encodings, plain and gzip-compressed, so that the render cache switches
-// between text, OpenMetrics and protobuf bodies with pushes in between, and
-// checks every scrape against the same store rendered from decoded families
-// with no cache at all.
-func TestScrapesAreTheSameWhicheverEncodingIsHot(t *testing.T) {
-	s := New(Options{})
-	ctx := context.Background()
-	pushGroup := func(i, seq int) {
-		t.Helper()
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := 0; i < 5; i++ {
-		pushGroup(i, 0)
-	}
-	encs := []exposition.Encoding{
-		exposition.EncodingProtobuf, exposition.EncodingText, exposition.EncodingProtobuf,
-		exposition.EncodingOpenMetrics, exposition.EncodingText, exposition.EncodingProtobuf,
-	}
-	for step, enc := range encs {
-		t.Run(fmt.Sprintf("%d %s", step, enc), func(t *testing.T) {
-			f := exposition.NewFormat(enc)
-			var got bytes.Buffer
-			if _, err := s.Snapshot().WriteTo(&got, f, nil); err != nil {
-				t.Fatal(err)
-			}
-			want := uncachedScrape(t, s, f)
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Fatalf("scrape differs from an uncached render:\ngot  %.300q\nwant %.300q", got.Bytes(), want)
-			}
-			if enc == exposition.EncodingProtobuf {
-				return
-			}
-			if gzipped := gunzipScrape(t, s, f); !bytes.Equal(gzipped, want) {
-				t.Fatalf("gzip scrape differs from an uncached render:\ngot  %.300q\nwant %.300q", gzipped, want)
-			}
-		})
-		// A push after the scrape replaces a family whose body is cached.
-		pushGroup(step%5, step+1)
-	}
-}
-
 // uncachedScrape renders the store in format f from freshly decoded
-// families, bypassing every cache.
+// families, through a fresh store built from its group map, bypassing its
+// slots and every cache.
 func uncachedScrape(t *testing.T, s *Store, f exposition.Format) []byte {
 	t.Helper()
 	fresh := New(Options{})
@@ -83,13 +36,9 @@ func uncachedScrape(t *testing.T, s *Store, f exposition.Format) []byte {
 			t.Fatal(err)
 		}
 	}
-	// The fresh store has never been scraped, so every body is rendered
-	// from the dto.
-	var out bytes.Buffer
-	if _, err := fresh.Snapshot().WriteTo(&out, f, nil); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	sn := fresh.Snapshot()
+	defer sn.Release()
+	return snapshotBody(t, sn, f)
 }
 
 func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
@@ -119,74 +68,6 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 		if len(got.Metric) != len(want[i].Metric) {
 			t.Errorf("family %q has %d metrics, pushed %d", want[i].GetName(), len(got.Metric), len(want[i].Metric))
 		}
-	}
-}
-
-func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
-	s := New(Options{})
-	k := key("job", "j")
-	push := func(seq int) {
-		t.Helper()
-		if err := s.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(1, seq), Time: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cached := func(enc exposition.Encoding) int {
-		n := 0
-		for _, f := range s.Group(k).Families() {
-			if r := textOf(f); r != nil && r.enc == enc {
-				n++
-			}
-		}
-		return n
-	}
-	push(1)
-	all := len(s.Group(k).Families())
-	if n := cached(exposition.EncodingText); n != all {
-		t.Fatalf("a push into a never scraped store rendered %d text bodies, want %d: pushes render text 0.0.4 by default", n, all)
-	}
-	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
-		t.Fatal(err)
-	}
-	if after := cached(exposition.EncodingText); after != all {
-		t.Errorf("text bodies cached after a protobuf scrape = %d, want %d", after, all)
-	}
-	unpacked := func() int {
-		n := 0
-		for _, f := range s.Group(k).Families() {
-			if f.unpacked.Load() != nil {
-				n++
-			}
-		}
-		return n
-	}
-	if n := unpacked(); n != all {
-		t.Errorf("protobuf bodies kept after a protobuf scrape = %d, want %d", n, all)
-	}
-	// A protobuf scrape does not change what pushes render.
-	push(2)
-	if n := cached(exposition.EncodingText); n != all {
-		t.Errorf("a push after a protobuf scrape rendered %d text bodies, want %d", n, all)
-	}
-	// A text scrape drops the protobuf bodies: a gateway scraped only as
-	// text holds only the compressed bytes.
-	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := unpacked(); n != 0 {
-		t.Errorf("protobuf bodies kept after a text scrape = %d, want 0", n)
-	}
-	// An OpenMetrics scrape re-renders, and pushes after it render
-	// OpenMetrics.
-	if _, err := s.Snapshot().WriteTo(io.Discard, exposition.NewFormat(exposition.EncodingOpenMetrics), nil); err != nil {
-		t.Fatal(err)
-	}
-	push(3)
-	if n := cached(exposition.EncodingOpenMetrics); n != all {
-		t.Errorf("a push after an OpenMetrics scrape rendered %d OpenMetrics bodies, want %d", n, all)
 	}
 }
 

@@ -280,12 +280,11 @@ func TestBucketsPushedOutOfOrderAreServedInOrder(t *testing.T) {
 		exposition.EncodingText:        "0.1 2.5 10 +Inf",
 		exposition.EncodingOpenMetrics: "0.1 2.5 10.0 +Inf",
 	} {
-		var out strings.Builder
-		if _, err := s.Snapshot().WriteTo(&out, exposition.NewFormat(enc), nil); err != nil {
-			t.Fatal(err)
-		}
+		sn := s.Snapshot()
+		out := string(snapshotBody(t, sn, exposition.NewFormat(enc)))
+		sn.Release()
 		var les []string
-		for _, line := range strings.Split(out.String(), "\n") {
+		for _, line := range strings.Split(out, "\n") {
 			if strings.HasPrefix(line, "h_bucket{") {
 				les = append(les, line[strings.Index(line, "le=")+4:strings.LastIndex(line, "\"")])
 			}

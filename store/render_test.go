@@ -1,11 +1,7 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"net/http"
-	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -39,42 +35,22 @@ func badExemplarCounter(name string) *dto.MetricFamily {
 	}}}
 }
 
-// scrapeIn scrapes s in the format asked for by accept, gzip-compressed when
-// gz is set, and returns the (decompressed) body.
-func scrapeIn(t *testing.T, s *Store, accept string, gz bool, own ...*dto.MetricFamily) string {
-	t.Helper()
-	f := exposition.Negotiate(http.Header{"Accept": {accept}})
-	if gz {
-		return string(gunzipScrape(t, s, f, own...))
-	}
-	var buf bytes.Buffer
-	sn := s.Snapshot()
-	defer sn.Release()
-	if _, err := sn.WriteTo(&buf, f, own); err != nil {
-		t.Fatalf("scrape in %s: %v", f, err)
-	}
-	return buf.String()
-}
-
-const (
-	acceptText        = "text/plain;version=0.0.4"
-	acceptOpenMetrics = "application/openmetrics-text;version=1.0.0"
-)
-
 func TestThePushOutcomeDoesNotDependOnTheFormatScrapedLast(t *testing.T) {
 	for name, mf := range map[string]func() *dto.MetricFamily{
 		"a float native histogram":                      func() *dto.MetricFamily { return floatHistogram("f") },
 		"a counter whose exemplar timestamp is invalid": func() *dto.MetricFamily { return badExemplarCounter("c_total") },
 	} {
 		t.Run(name, func(t *testing.T) {
-			outcome := map[string]error{}
-			for _, accept := range []string{acceptText, acceptOpenMetrics} {
+			outcome := map[exposition.Encoding]error{}
+			for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics} {
 				s := New(Options{})
-				scrapeIn(t, s, accept, false)
-				outcome[accept] = s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf()}, Time: t0})
+				sn := s.Snapshot()
+				sn.StartScrape(enc)
+				sn.Release()
+				outcome[enc] = s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf()}, Time: t0})
 			}
-			if (outcome[acceptText] == nil) != (outcome[acceptOpenMetrics] == nil) {
-				t.Errorf("after a text scrape the push gets %v, after an OpenMetrics scrape %v", outcome[acceptText], outcome[acceptOpenMetrics])
+			if (outcome[exposition.EncodingText] == nil) != (outcome[exposition.EncodingOpenMetrics] == nil) {
+				t.Errorf("after a text scrape the push gets %v, after an OpenMetrics scrape %v", outcome[exposition.EncodingText], outcome[exposition.EncodingOpenMetrics])
 			}
 		})
 	}
@@ -97,177 +73,4 @@ func TestNewFamilyStoresWhatItCannotRenderInTheEncodingLastScraped(t *testing.T)
 			}
 		})
 	}
-}
-
-// requireWholeOpenMetrics fails unless body is a complete OpenMetrics
-// response holding each of want and no family name twice.
-func requireWholeOpenMetrics(t *testing.T, body string, want ...string) {
-	t.Helper()
-	if !strings.HasSuffix(body, "# EOF\n") {
-		t.Fatalf("the scrape is cut short (no # EOF):\n%s", body)
-	}
-	requireFamilyNamesOnce(t, body)
-	for _, w := range want {
-		if !strings.Contains(body, w) {
-			t.Errorf("the scrape lacks %q:\n%s", w, body)
-		}
-	}
-}
-
-// requireFamilyNamesOnce fails if two HELP or two TYPE lines name one
-// family.
-func requireFamilyNamesOnce(t *testing.T, body string) {
-	t.Helper()
-	seen := map[string]bool{}
-	for line := range strings.Lines(body) {
-		for _, keyword := range []string{"# HELP ", "# TYPE "} {
-			rest, ok := strings.CutPrefix(line, keyword)
-			if !ok {
-				continue
-			}
-			name := keyword + rest[:strings.IndexByte(rest, ' ')]
-			if seen[name] {
-				t.Errorf("two %s lines:\n%s", name, body)
-			}
-			seen[name] = true
-		}
-	}
-}
-
-func TestAnOwnFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
-	for _, gz := range []bool{false, true} {
-		t.Run(fmt.Sprintf("gzip %v", gz), func(t *testing.T) {
-			s := New(Options{})
-			mustPush(t, s, key("job", "j"), Replace, "z 1\n", t0)
-			body := scrapeIn(t, s, acceptOpenMetrics, gz, floatHistogram("f"), ownFamilies()[0])
-			requireWholeOpenMetrics(t, body, "go_goroutines 12.0\n", `z{instance="",job="j"} 1.0`)
-			if strings.Contains(body, "f_sum") {
-				t.Errorf("the float histogram is in the OpenMetrics scrape:\n%s", body)
-			}
-			if got := s.SkippedFamilies(); got != 1 {
-				t.Errorf("SkippedFamilies = %d, want 1", got)
-			}
-			if text := scrapeIn(t, s, acceptText, gz, floatHistogram("f")); !strings.Contains(text, "f_sum 12.5\n") {
-				t.Errorf("the text scrape lacks the float histogram:\n%s", text)
-			}
-		})
-	}
-}
-
-// inject replaces the family name of the group k by mf, as if a push had
-// stored it: how a family that pushes now refuse could reach a scrape.
-func inject(t *testing.T, s *Store, k GroupKey, mf *dto.MetricFamily) {
-	t.Helper()
-	sl := slotOf(s, k, mf.GetName())
-	if sl == nil {
-		t.Fatalf("no family %q in %s", mf.GetName(), k)
-	}
-	f, err := newFamily(preparedFamily{mf: mf, series: sl.fam.series, plain: true}, t0, s.render.encoding(), false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sl.fam = f
-}
-
-func TestAStoredFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
-	for _, lastScraped := range []string{acceptText, acceptOpenMetrics} {
-		for _, gz := range []bool{false, true} {
-			t.Run(fmt.Sprintf("after %s, gzip %v", lastScraped, gz), func(t *testing.T) {
-				s := New(Options{})
-				scrapeIn(t, s, lastScraped, false)
-				k := key("job", "j")
-				mustPush(t, s, k, Replace, "# TYPE f histogram\nf_bucket{le=\"+Inf\"} 1\nf_sum 1\nf_count 1\nz 1\n", t0)
-				mf := floatHistogram("f")
-				mf.Metric[0].Label = []*dto.LabelPair{{Name: proto.String("instance"), Value: proto.String("")}, {Name: proto.String("job"), Value: proto.String("j")}}
-				inject(t, s, k, mf)
-				for i := range 2 {
-					body := scrapeIn(t, s, acceptOpenMetrics, gz)
-					requireWholeOpenMetrics(t, body, `z{instance="",job="j"} 1.0`, "push_time_seconds{")
-					if strings.Contains(body, "f_") {
-						t.Errorf("scrape %d holds the float histogram:\n%s", i, body)
-					}
-				}
-				if got := s.SkippedFamilies(); got != 2 {
-					t.Errorf("SkippedFamilies = %d, want 2", got)
-				}
-			})
-		}
-	}
-}
-
-func TestAnOpenMetricsScrapeHoldsEachFamilyNameOnce(t *testing.T) {
-	own := []*dto.MetricFamily{
-		{Name: proto.String("go_memstats_alloc_bytes"), Help: proto.String("Allocated."), Type: dto.MetricType_GAUGE.Enum(),
-			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(5)}}}},
-		{Name: proto.String("go_memstats_alloc_bytes_total"), Help: proto.String("Allocated in total."), Type: dto.MetricType_COUNTER.Enum(),
-			Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(9)}}}},
-		{Name: proto.String("zz_own_total"), Type: dto.MetricType_COUNTER.Enum(),
-			Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(3)}}}},
-	}
-	s := New(Options{})
-	mustPush(t, s, key("job", "j"), Replace, "z 1\n", t0)
-	for _, esc := range []string{"allow-utf-8", "underscores", "dots", "values"} {
-		for _, gz := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s, gzip %v", esc, gz), func(t *testing.T) {
-				body := scrapeIn(t, s, acceptOpenMetrics+";escaping="+esc, gz, own...)
-				requireWholeOpenMetrics(t, body,
-					"# TYPE go_memstats_alloc_bytes gauge\n",
-					"# HELP go_memstats_alloc_bytes_total Allocated in total.\ngo_memstats_alloc_bytes_total 9.0\n",
-					"# TYPE zz_own counter\nzz_own_total 3.0\n")
-			})
-		}
-	}
-	if text := scrapeIn(t, s, acceptText, false, own...); !strings.Contains(text, "# TYPE go_memstats_alloc_bytes_total counter\n") {
-		t.Errorf("the text scrape does not keep the counter's type:\n%s", text)
-	}
-}
-
-// requireEscapedExemplars fails unless the exemplar of c_total, labelled
-// trace.id, is written right in an OpenMetrics scrape of s under every
-// escaping.
-func requireEscapedExemplars(t *testing.T, s *Store) {
-	t.Helper()
-	for esc, want := range map[string]string{
-		"allow-utf-8": `# {"trace.id"="abc"} 0.5`,
-		"underscores": `# {trace_id="abc"} 0.5`,
-		"dots":        `# {trace_dot_id="abc"} 0.5`,
-		"values":      `# {U__trace_2e_id="abc"} 0.5`,
-	} {
-		body := scrapeIn(t, s, acceptOpenMetrics+";escaping="+esc, false)
-		if !strings.Contains(body, want) {
-			t.Errorf("escaping=%s: the exemplar is not written %s:\n%s", esc, want, body)
-		}
-	}
-}
-
-// exemplarPush pushes c_total with an exemplar labelled trace.id (exemplar
-// label names follow the UTF-8 rules whatever the store's) to the group {job="j"}.
-func exemplarPush(t *testing.T, s *Store) {
-	t.Helper()
-	mf := &dto.MetricFamily{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
-		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
-			Label: []*dto.LabelPair{{Name: proto.String("trace.id"), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
-		}},
-	}}}
-	if err := s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestExemplarLabelNamesAreEscapedInCachedBodies(t *testing.T) {
-	s := New(Options{})
-	scrapeIn(t, s, acceptOpenMetrics, false) // pushes now render OpenMetrics bodies
-	exemplarPush(t, s)
-	requireEscapedExemplars(t, s)
-}
-
-func TestExemplarLabelNamesAreEscapedAfterARestore(t *testing.T) {
-	s := New(Options{})
-	exemplarPush(t, s)
-	k := key("job", "j")
-	r := New(Options{})
-	if err := r.Restore(k.ID(), encodeGroup(s.Group(k))); err != nil {
-		t.Fatal(err)
-	}
-	requireEscapedExemplars(t, r)
 }

@@ -77,11 +77,7 @@ func TestRestoredStoreScrapesLikeTheOriginal(t *testing.T) {
 
 func scrapeBytes(t *testing.T, s *Store, enc exposition.Encoding) []byte {
 	t.Helper()
-	var buf bytes.Buffer
 	sn := s.Snapshot()
 	defer sn.Release()
-	if _, err := sn.WriteTo(&buf, exposition.NewFormat(enc), nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return snapshotBody(t, sn, exposition.NewFormat(enc))
 }

@@ -1,12 +1,21 @@
 package store
 
-// entry is one family of one group in the scrape order: by metric name, then
+// Entry is one family of one group in the scrape order: by metric name, then
 // by group ID.
-type entry struct {
+type Entry struct {
 	name string
 	gid  string
 	slot *slot
 }
+
+// Name returns the entry's metric family name.
+func (e Entry) Name() string { return e.name }
+
+// GroupID returns the ID of the entry's group (GroupKey.ID).
+func (e Entry) GroupID() string { return e.gid }
+
+// Family returns the family the entry shows.
+func (e Entry) Family() *Family { return e.slot.fam }
 
 // slot holds what a scrape reads of one family of one group. A push that
 // replaces a family by one of the same series, while no snapshot is open,
@@ -37,7 +46,7 @@ func newSlot(f *Family) *slot {
 }
 
 // entryLess orders entries by metric name, then by group ID.
-func entryLess(a, b entry) bool {
+func entryLess(a, b Entry) bool {
 	if a.name != b.name {
 		return a.name < b.name
 	}
@@ -69,7 +78,7 @@ func (s *Store) install(gid string, old, next *Group) {
 			s.series -= f.SeriesCount()
 			s.index.remove(gid, f)
 			if nf == nil {
-				if gone, ok := s.entries.Delete(entry{name: name, gid: gid}); ok {
+				if gone, ok := s.entries.Delete(Entry{name: name, gid: gid}); ok {
 					s.retire(gone.slot)
 				}
 			}
@@ -123,7 +132,7 @@ func (s *Store) shownBy(sl *slot) *Family {
 // entry of its name and group if there is one. s.mu must be held.
 func (s *Store) replaceSlot(name, gid string, f *Family) {
 	f.slot = newSlot(f)
-	if prev, ok := s.entries.ReplaceOrInsert(entry{name: name, gid: gid, slot: f.slot}); ok {
+	if prev, ok := s.entries.ReplaceOrInsert(Entry{name: name, gid: gid, slot: f.slot}); ok {
 		s.retire(prev.slot)
 	}
 }

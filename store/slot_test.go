@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,23 +13,12 @@ import (
 	"github.com/pushgate/pushgate/journal"
 )
 
-// textScrape returns a text scrape of sn and releases it.
-func textScrape(t *testing.T, sn *Snapshot) string {
-	t.Helper()
-	defer sn.Release()
-	var buf bytes.Buffer
-	if _, err := sn.WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
-}
-
 // slotOf returns the slot of family name of the group with key k in the
 // store's scrape order, or nil.
 func slotOf(s *Store, k GroupKey, name string) *slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.entries.Get(entry{name: name, gid: k.ID()})
+	e, ok := s.entries.Get(Entry{name: name, gid: k.ID()})
 	if !ok {
 		return nil
 	}

@@ -1,27 +1,20 @@
 package store
 
 import (
-	"io"
 	"runtime"
-	"sort"
 	"sync/atomic"
 
 	"github.com/google/btree"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/exposition"
-	"github.com/pushgate/pushgate/internal/gzipcat"
-	"github.com/pushgate/pushgate/internal/pipewrite"
 )
 
 // Snapshot is a consistent, point-in-time view of the store for one scrape.
 // Taking it costs O(1) under the store's lock (a copy-on-write clone of the
 // scrape order), so pushes never wait behind a scrape.
 type Snapshot struct {
-	store   *Store
-	entries *btree.BTreeG[entry]
-	// gzip bounds the work of gzip scrapes; tests shrink it.
-	gzip     gzipLimits
+	store    *Store
+	entries  *btree.BTreeG[Entry]
 	released atomic.Bool
 	cleanup  runtime.Cleanup
 }
@@ -36,7 +29,7 @@ func (s *Store) Snapshot() *Snapshot {
 	// Updates deferred for the open snapshots must show in this one.
 	s.applyDeferred()
 	s.snapshots++
-	sn := &Snapshot{store: s, entries: s.entries.Clone(), gzip: gzipLimits{budget: segmentBudget, calmBudget: calmBudget, minRun: gzipcat.MinRun}}
+	sn := &Snapshot{store: s, entries: s.entries.Clone()}
 	// A snapshot dropped without Release is released when collected.
 	sn.cleanup = runtime.AddCleanup(sn, (*Store).releaseSnapshot, s)
 	return sn
@@ -62,82 +55,41 @@ func (s *Store) releaseSnapshot() {
 	s.mu.Unlock()
 }
 
-// WriteTo streams the merged exposition in format f to w: own (the
-// gateway's own metrics) and every stored family, merged by name, in name
-// order, each name's samples contiguous under one HELP and TYPE. Within a name
-// groups follow their grouping keys' order. HELP rule: a built-in family's
-// HELP wins; otherwise the HELP of the first group (in grouping-key order)
-// that has one, so the same store always scrapes the same way. A family
-// that cannot be rendered in f is left out, logged and counted
-// (Store.SkippedFamilies), so that the response stays whole and valid; an
-// error means w failed (or stored bytes are corrupt), and the response is
-// then cut short.
-func (sn *Snapshot) WriteTo(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
-	rs := &sn.store.render
-	rs.scraped(f.Encoding())
-	out := pipewrite.NewWriter(w, rs.buffers)
-	fw := &familyWriter{sn: sn, w: out, out: out, f: f, rs: rs, gather: rs.gatherBuffers()}
-	defer rs.putGatherBuffers(fw.gather)
-	if f.Encoding() == exposition.EncodingProtobuf {
-		rs.protobufCached.Store(true)
-	} else {
-		fw.dropProtobuf = rs.protobufCached.Swap(false)
-	}
-	err := sn.write(fw, own)
-	fw.reportSkipped()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return out.Written(), err
+// StartScrape records that a scrape in enc of the snapshot starts, so that
+// later pushes render their text bodies in enc (DESIGN §6; protobuf scrapes
+// change nothing there), and reports whether the scrape must drop the
+// families' cached protobuf bytes as it passes them
+// (Family.DropProtobufBody): a text scrape after a protobuf one.
+func (sn *Snapshot) StartScrape(enc exposition.Encoding) (dropProtobuf bool) {
+	return sn.store.render.scraped(enc)
 }
 
-// write merges own and the snapshot's families into fw.
-func (sn *Snapshot) write(fw *familyWriter, own []*dto.MetricFamily) error {
-	own = append([]*dto.MetricFamily(nil), own...)
-	sort.Slice(own, func(i, j int) bool { return own[i].GetName() < own[j].GetName() })
-	fw.own = own
-	var (
-		run     = fw.gather.run[:0]
-		runName string
-		err     error
-	)
-	defer func() { fw.gather.run = run }()
-	flush := func() {
-		if err != nil || len(run) == 0 {
-			return
-		}
-		for len(own) > 0 && own[0].GetName() < runName {
-			err = fw.writeOwn(own[0])
-			own = own[1:]
-			if err != nil {
-				return
-			}
-		}
-		var mine *dto.MetricFamily
-		if len(own) > 0 && own[0].GetName() == runName {
-			mine, own = own[0], own[1:]
-		}
-		err = fw.writeRun(runName, mine, run)
-		run = run[:0]
-	}
-	sn.entries.Ascend(func(e entry) bool {
-		if e.name != runName {
-			flush()
-			runName = e.name
-		}
-		run = append(run, e)
-		return err == nil
+// Ascend calls fn with every entry of the snapshot in scrape order (by
+// metric name, then by group ID) until fn returns false.
+func (sn *Snapshot) Ascend(fn func(Entry) bool) {
+	sn.entries.Ascend(fn)
+}
+
+// HasFamily reports whether some group of the snapshot holds a family
+// named name.
+func (sn *Snapshot) HasFamily(name string) bool {
+	found := false
+	sn.entries.AscendGreaterOrEqual(Entry{name: name}, func(e Entry) bool {
+		found = e.name == name
+		return false
 	})
-	flush()
-	for _, mf := range own {
-		if err != nil {
-			break
-		}
-		err = fw.writeOwn(mf)
+	return found
+}
+
+// ReportSkipped counts n families a scrape in f left out because they could
+// not be rendered in f (Store.SkippedFamilies), and logs it in one line
+// with the first one's error.
+func (sn *Snapshot) ReportSkipped(f exposition.Format, n int, first error) {
+	if n == 0 {
+		return
 	}
-	if err == nil {
-		fw.buf = exposition.AppendTrailer(fw.buf[:0], fw.f)
-		_, err = fw.w.Write(fw.buf)
-	}
-	return err
+	st := sn.store
+	st.skippedFamilies.Add(uint64(n))
+	st.logger.Error("families left out of a scrape: they cannot be rendered in its format",
+		"format", f.ContentType(), "families", n, "first_err", first)
 }

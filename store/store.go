@@ -15,7 +15,6 @@ import (
 	"github.com/google/btree"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/pushgate/pushgate/internal/pipewrite"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/limits"
 )
@@ -43,13 +42,13 @@ type Store struct {
 	logger  *slog.Logger
 	journal journal.Log
 	// render holds the text encoding pushes render for (the one last
-	// scraped) and the flate writers gzip scrapes reuse.
+	// scraped) and the buffers pushes render into.
 	render renderState
 
 	mu      sync.Mutex
 	groups  map[string]*Group
 	index   *index
-	entries *btree.BTreeG[entry]
+	entries *btree.BTreeG[Entry]
 	// pending holds the changes appended to the journal and not yet known
 	// durable, oldest first.
 	pending []undo
@@ -89,11 +88,8 @@ func New(opts Options) *Store {
 		logger:  logger,
 		groups:  make(map[string]*Group),
 		index:   newIndex(opts.UTF8Names),
-		entries: btree.NewG[entry](32, entryLess),
+		entries: btree.NewG[Entry](32, entryLess),
 	}
-	// Three scrapes' worth of idle output buffers (a pipewrite.Writer
-	// fills three in turn).
-	s.render.buffers = pipewrite.NewPool(9)
 	s.index.reserve(PushTimeName, dto.MetricType_GAUGE, pushTimeHelp)
 	s.index.reserve(PushFailureTimeName, dto.MetricType_GAUGE, pushFailureTimeHelp)
 	return s

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -25,21 +24,17 @@ func families(t *testing.T, text string) []*dto.MetricFamily {
 	return decoded.Families
 }
 
-// scrape renders the store as text and parses it back with expfmt.
+// scrape renders a snapshot of the store as text (snapshotBody) and parses
+// it back with expfmt.
 func scrape(t *testing.T, s *Store) (string, map[string]*dto.MetricFamily) {
 	t.Helper()
-	var buf bytes.Buffer
-	sn := s.Snapshot()
-	defer sn.Release()
-	if _, err := sn.WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
-		t.Fatalf("scrape: %v", err)
-	}
+	text := textScrape(t, s.Snapshot())
 	parser := expfmt.NewTextParser(model.LegacyValidation)
-	parsed, err := parser.TextToMetricFamilies(bytes.NewReader(buf.Bytes()))
+	parsed, err := parser.TextToMetricFamilies(strings.NewReader(text))
 	if err != nil {
-		t.Fatalf("scrape does not parse: %v\n%s", err, buf.String())
+		t.Fatalf("scrape does not parse: %v\n%s", err, text)
 	}
-	return buf.String(), parsed
+	return text, parsed
 }
 
 func key(labels ...string) GroupKey {
@@ -252,66 +247,4 @@ func TestDeleteWipeAndDeleteWhere(t *testing.T) {
 	}
 	// The index forgot everything: a new type for m is fine now.
 	mustPush(t, s, key("job", "a"), Replace, "# TYPE m counter\nm 1\n", t0)
-}
-
-func TestScrapeMergesFamiliesInNameOrderWithOneHelp(t *testing.T) {
-	s := New(Options{})
-	mustPush(t, s, key("job", "b"), Replace, "# HELP m help two\nm 2\nz 1\n", t0)
-	mustPush(t, s, key("job", "a"), Replace, "# HELP m help one\nm 1\na 1\n", t0)
-	text, _ := scrape(t, s)
-	if strings.Count(text, "# TYPE m ") != 1 {
-		t.Fatalf("family m is not contiguous under one TYPE:\n%s", text)
-	}
-	if !strings.Contains(text, "# HELP m help one\n") {
-		t.Errorf("HELP is not the first group's (by key):\n%s", text)
-	}
-	ia, im, iz := strings.Index(text, "# TYPE a "), strings.Index(text, "# TYPE m "), strings.Index(text, "# TYPE z ")
-	if !(ia < im && im < iz) {
-		t.Errorf("families are not in name order:\n%s", text)
-	}
-	for i := 0; i < 5; i++ {
-		again, _ := scrape(t, s)
-		if again != text {
-			t.Fatal("two scrapes of the same store differ")
-		}
-	}
-}
-
-func TestScrapeInEveryFormatParses(t *testing.T) {
-	s := New(Options{})
-	body := "# TYPE c counter\nc_total 3\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum 2\ns_count 3\ng{x=\"y\"} 4\n"
-	for i, j := range []string{"a", "b"} {
-		mustPush(t, s, key("job", j), Replace, body, t0.Add(time.Duration(i)*time.Second))
-	}
-	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {
-		f := exposition.NewFormat(enc)
-		var buf bytes.Buffer
-		if _, err := s.Snapshot().WriteTo(&buf, f, nil); err != nil {
-			t.Fatalf("%v: %v", enc, err)
-		}
-		if enc == exposition.EncodingOpenMetrics {
-			// expfmt has no OpenMetrics parser; the e2e suite has Prometheus
-			// parse it. Check the framing here.
-			if !strings.HasSuffix(buf.String(), "# EOF\n") || strings.Count(buf.String(), "# TYPE h ") != 1 {
-				t.Errorf("openmetrics output is not one merged family set ending in # EOF:\n%s", buf.String())
-			}
-			continue
-		}
-		dec := expfmt.NewDecoder(bytes.NewReader(buf.Bytes()), expfmt.Format(f.ContentType()))
-		n := 0
-		for {
-			var mf dto.MetricFamily
-			err := dec.Decode(&mf)
-			if err != nil {
-				if err.Error() != "EOF" {
-					t.Fatalf("%v: decode: %v\n%s", enc, err, buf.String())
-				}
-				break
-			}
-			n++
-		}
-		if n < 6 {
-			t.Errorf("%v: decoded %d families, want at least 6", enc, n)
-		}
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -36,7 +37,7 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if err != nil {
 		return nil, fmt.Errorf("load web UI: %w", err)
 	}
-	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, ownFamilies: OwnFamilies()}
+	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, scrapes: scrape.NewWriter(), ownFamilies: OwnFamilies()}
 	return h, nil
 }
 

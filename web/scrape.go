@@ -53,7 +53,7 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !acceptsGzip(r.Header.Get("Accept-Encoding")) {
-		if _, err := snap.WriteTo(w, f, own); err != nil {
+		if _, err := h.scrapes.Write(w, snap, f, own); err != nil {
 			h.logger.Debug("scrape aborted", "err", err)
 		}
 		return
@@ -64,13 +64,13 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		// scrape are copied as cached deflate segments, the rest is
 		// streamed; gzipping the whole body per scrape cost ~190 ms of CPU
 		// at 10,000 groups.
-		if _, err := snap.WriteGzipTo(w, f, own); err != nil {
+		if _, err := h.scrapes.WriteGzip(w, snap, f, own); err != nil {
 			h.logger.Debug("scrape aborted", "err", err)
 		}
 		return
 	}
 	zw := h.gzip.get(w)
-	if _, err := snap.WriteTo(zw, f, own); err != nil {
+	if _, err := h.scrapes.Write(zw, snap, f, own); err != nil {
 		h.logger.Debug("scrape aborted", "err", err)
 		return
 	}

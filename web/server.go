@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/access"
+	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -105,6 +106,9 @@ type Handler struct {
 	logger   *slog.Logger
 	ui       *uiAssets
 	gzip     gzipWriters
+	// scrapes writes the scrapes of every store this handler serves, with
+	// the buffers and flate writers they reuse.
+	scrapes *scrape.Writer
 	// ownFamilies are OwnFamilies(), sample-less, added to each scrape's
 	// gather where missing (see withEmptyOwnFamilies).
 	ownFamilies []*dto.MetricFamily

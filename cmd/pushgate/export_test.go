@@ -15,6 +15,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal/gobfile"
+	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -108,7 +109,7 @@ func scrapeOf(t *testing.T, st *store.Store) string {
 	var b bytes.Buffer
 	sn := st.Snapshot()
 	defer sn.Release()
-	if _, err := sn.WriteTo(&b, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+	if _, err := scrape.NewWriter().Write(&b, sn, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

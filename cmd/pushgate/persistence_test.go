@@ -16,6 +16,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal/gobfile"
+	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -67,7 +68,7 @@ func TestAReferencePersistenceFileIsImportedOnce(t *testing.T) {
 		t.Errorf("push time = %v, want %v", g.PushTime(), pushed)
 	}
 	var out bytes.Buffer
-	if _, err := st.Snapshot().WriteTo(&out, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+	if _, err := scrape.NewWriter().Write(&out, st.Snapshot(), exposition.NewFormat(exposition.EncodingText), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), `backup_duration_seconds{instance="db1",job="backup"} 812.5`) {
@@ -204,7 +205,7 @@ func TestImportingAPoisonedReferenceFileKeepsThePushedData(t *testing.T) {
 		t.Fatalf("after restart: group %v, %d groups; want {job=\"s1\"} pushed at %v, alone", g, len(st2.Groups()), pushed)
 	}
 	var out bytes.Buffer
-	if _, err := st2.Snapshot().WriteTo(&out, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+	if _, err := scrape.NewWriter().Write(&out, st2.Snapshot(), exposition.NewFormat(exposition.EncodingText), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), `backup_ok{instance="",job="s1"} 1`) {

@@ -16,7 +16,7 @@ import (
 // compresses that one itself, and writes both in order. Compression was
 // ~60% of the CPU of a gzip scrape that streams everything (the first
 // after a fill, or one where most families changed), all of it on one
-// core. The store's BenchmarkScrape "gzip first" (10,000 groups, 78.7 MB
+// core. Package scrape's BenchmarkScrape "gzip first" (10,000 groups, 78.7 MB
 // streamed), three alternating runs: 124-130 ms on one core, 90-96 ms with
 // the helper. Beside 8 pushers and a gzip scrape every second, the
 // scrape's p50 went from 272/311 to 254/294 ms in two rounds: the pushers

@@ -6,6 +6,6 @@
 // DEFLATE stream; the member's CRC-32 is combined from the segments' CRCs
 // without reading their bytes.
 //
-// It knows nothing of what the bytes mean: the store decides which bodies
+// It knows nothing of what the bytes mean: package scrape decides which bodies
 // get a segment and when.
 package gzipcat

@@ -16,6 +16,7 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/etcdlog"
+	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -53,12 +54,12 @@ func startReplica(t testing.TB, l *etcdlog.Log) *store.Store {
 	return s
 }
 
-func scrape(t testing.TB, s *store.Store) []byte {
+func scrapeText(t testing.TB, s *store.Store) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	sn := s.Snapshot()
 	defer sn.Release()
-	if _, err := sn.WriteTo(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+	if _, err := scrape.NewWriter().Write(&buf, sn, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -115,15 +116,15 @@ func TestReplicasFollowingTheLeaderServeTheSameBytes(t *testing.T) {
 
 	committed := la.Stats().Committed
 	eventually(t, 10*time.Second, "the follower applies every commit", func() bool { return sb.Applied() >= committed })
-	want := scrape(t, sa)
-	if got := scrape(t, sb); !bytes.Equal(got, want) {
+	want := scrapeText(t, sa)
+	if got := scrapeText(t, sb); !bytes.Equal(got, want) {
 		t.Errorf("the follower serves\n%.2000s\nthe leader\n%.2000s", got, want)
 	}
 	if !bytes.Contains(want, []byte(`push_failure_time_seconds{instance="i50",job="bench"} 1.70000012e+09`)) {
 		t.Error("the refused push's failure time is not served")
 	}
 	// A replica starting now loads the same state.
-	if got := scrape(t, startReplica(t, openLog(t, c.endpoints, prefix, nil))); !bytes.Equal(got, want) {
+	if got := scrapeText(t, startReplica(t, openLog(t, c.endpoints, prefix, nil))); !bytes.Equal(got, want) {
 		t.Errorf("a replica loading from etcd serves\n%.2000s\nthe leader\n%.2000s", got, want)
 	}
 

@@ -1,4 +1,4 @@
-package store
+package scrape
 
 import (
 	"fmt"
@@ -24,9 +24,9 @@ import (
 func (fw *familyWriter) writeTextBatches(parts []part) error {
 	for len(parts) > 0 {
 		batch, rest := cutBatch(parts)
-		buf, err := fw.decodeBatch(batch, fw.rs.buffers.Get())
+		buf, err := fw.decodeBatch(batch, fw.wr.buffers.Get())
 		if err != nil {
-			fw.rs.buffers.Put(buf)
+			fw.wr.buffers.Put(buf)
 			return err
 		}
 		if err := fw.out.WriteBuffer(buf); err != nil {

@@ -1,4 +1,4 @@
-package store
+package scrape
 
 import (
 	"fmt"
@@ -13,11 +13,12 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/gzipcat"
 	"github.com/pushgate/pushgate/internal/pipewrite"
+	"github.com/pushgate/pushgate/store"
 )
 
 // familyWriter writes merged families in one format.
 type familyWriter struct {
-	sn *Snapshot
+	sn *store.Snapshot
 	// own is every own family of the scrape, sorted by name.
 	own []*dto.MetricFamily
 	w   io.Writer
@@ -27,11 +28,11 @@ type familyWriter struct {
 	// gz is w when the scrape is gzip-compressed: cached families are then
 	// written as their deflate segments.
 	gz     *gzipcat.Member
-	rs     *renderState
+	wr     *Writer
 	f      exposition.Format
 	buf    []byte
 	gather *gatherBuffers
-	sc     renderScratch
+	sc     scratch
 	// dropProtobuf is set for a text scrape after a protobuf one: the
 	// families' decompressed protobuf bytes are dropped as it passes.
 	dropProtobuf bool
@@ -57,13 +58,7 @@ func (fw *familyWriter) skip(err error) {
 // reportSkipped counts and logs, in one line per scrape, the families the
 // scrape left out.
 func (fw *familyWriter) reportSkipped() {
-	if fw.skipped == 0 {
-		return
-	}
-	st := fw.sn.store
-	st.skippedFamilies.Add(uint64(fw.skipped))
-	st.logger.Error("families left out of a scrape: they cannot be rendered in its format",
-		"format", fw.f.ContentType(), "families", fw.skipped, "first_err", fw.skipErr)
+	fw.sn.ReportSkipped(fw.f, fw.skipped, fw.skipErr)
 	fw.skipped, fw.skipErr = 0, nil
 }
 
@@ -71,7 +66,7 @@ func (fw *familyWriter) reportSkipped() {
 // writes it, for logs; an ID that does not parse (a bug) is quoted as it
 // is.
 func groupOfID(gid string) string {
-	key, err := ParseGroupKeyID(gid)
+	key, err := store.ParseGroupKeyID(gid)
 	if err != nil {
 		return strconv.Quote(gid)
 	}
@@ -111,21 +106,7 @@ func (fw *familyWriter) renamesCounter(name string, typ dto.MetricType) bool {
 	if i < len(fw.own) && fw.own[i].GetName() == family {
 		return true
 	}
-	found := false
-	fw.sn.entries.AscendGreaterOrEqual(entry{name: family}, func(e entry) bool {
-		found = e.name == family
-		return false
-	})
-	return found
-}
-
-// gatherBuffers are the slices a scrape gathers a merged family's entries
-// and parts in, reused between scrapes: at 10,000 groups they grow to 1.7
-// MB, and growing them afresh in every scrape started a GC cycle every ~20
-// scrapes, 16% of a text scrape's CPU.
-type gatherBuffers struct {
-	run   []entry
-	parts []part
+	return fw.sn.HasFamily(family)
 }
 
 // part is one family's body in a merged family: bytes rendered for this
@@ -134,12 +115,12 @@ type gatherBuffers struct {
 type part struct {
 	kind partKind
 	body []byte
-	fam  *Family
+	fam  *store.Family
 	// text is the family's cached body when the scrape is gzip-compressed
 	// (its deflate segment is used); nil otherwise.
-	text *textBody
+	text *store.TextBody
 	// textPacked and textSize are the cached body's s2 block and length,
-	// copied so that writing the part does not read the textBody again:
+	// copied so that writing the part does not read the TextBody again:
 	// between gathering a run and writing it, it has left the CPU cache (a
 	// miss per family was 13% of a 10,000-group text scrape).
 	textPacked []byte
@@ -165,7 +146,7 @@ func (fw *familyWriter) writeOwn(mf *dto.MetricFamily) error {
 
 // writeRun writes one merged family: the optional built-in family first,
 // then every group's family of that name.
-func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry) error {
+func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store.Entry) error {
 	var (
 		help string
 		typ  dto.MetricType
@@ -175,14 +156,14 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 	case own != nil:
 		help, typ, unit = own.GetHelp(), own.GetType(), own.GetUnit()
 	default:
-		typ = run[0].slot.fam.typ
+		typ = run[0].Family().Type()
 		for _, e := range run {
-			if h := e.slot.fam.Help(); h != "" {
+			if h := e.Family().Help(); h != "" {
 				help = h
 				break
 			}
 		}
-		unit = run[0].slot.fam.Unit()
+		unit = run[0].Family().Unit()
 	}
 	untyped := fw.renamesCounter(name, typ)
 	parts := fw.gather.parts[:0]
@@ -203,50 +184,51 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []entry
 		if i%gatherAhead == 0 {
 			fw.touchSlots(run[i:min(i+gatherAhead, len(run))], protobuf || fw.gz != nil)
 		}
-		f := run[i].slot.fam
-		if p := f.pushed; !protobuf && fw.gz == nil && !fw.dropProtobuf && p.packed != nil && exposition.Encoding(p.enc) == enc {
+		f := run[i].Family()
+		if packed, size, penc := f.PushedText(); !protobuf && fw.gz == nil && !fw.dropProtobuf && packed != nil && penc == enc {
 			// The common case: the body the push rendered.
-			parts = append(parts, part{kind: partText, fam: f, textPacked: p.packed, textSize: int(p.size)})
-			total += int(p.size)
+			parts = append(parts, part{kind: partText, fam: f, textPacked: packed, textSize: size})
+			total += size
 			continue
 		}
 		if fw.dropProtobuf {
-			f.dropProtobufBody()
+			f.DropProtobufBody()
 		}
 		switch {
-		case f.streamsProtobuf(fw.f):
-			// The frame length comes first: add up the lengths (from the s2
-			// headers for bodies not cached yet) and decompress while
-			// writing, one family at a time.
-			if b := f.unpacked.Load(); b != nil {
+		case f.Plain() && protobuf:
+			// The family needs no escaping: its protobuf bytes are
+			// written as they are. The frame length comes first: add up
+			// the lengths (from the s2 headers for bodies not cached yet)
+			// and decompress while writing, one family at a time.
+			if b, ok := f.ProtobufCached(); ok {
 				// Cached by an earlier protobuf scrape: keep the bytes
 				// in the part, so that writing it does not read the
 				// family again.
-				parts = append(parts, part{kind: partBody, body: *b})
-				total += len(*b)
+				parts = append(parts, part{kind: partBody, body: b})
+				total += len(b)
 				continue
 			}
-			n, err := f.metricsLen()
+			n, err := f.ProtobufLen()
 			if err != nil {
-				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
+				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].GroupID()), err))
 				continue
 			}
 			parts = append(parts, part{kind: partProtobuf, fam: f})
 			total += n
-		case f.plain && !protobuf:
-			tb, err := f.textBody(enc, &fw.sc)
+		case f.Plain() && !protobuf:
+			tb, err := f.TextBody(enc, &fw.sc.RenderScratch)
 			if err != nil {
-				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
+				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].GroupID()), err))
 				continue
 			}
-			parts = append(parts, part{kind: partText, fam: f, text: tb, textPacked: tb.packed, textSize: tb.size})
-			total += tb.size
+			parts = append(parts, part{kind: partText, fam: f, text: tb, textPacked: tb.Packed(), textSize: tb.Size()})
+			total += tb.Size()
 		default:
 			// Not plain: the body depends on the scrape's escaping scheme,
 			// so it is rendered every time.
-			b, err := f.render(fw.f)
+			b, err := f.Render(fw.f)
 			if err != nil {
-				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].gid), err))
+				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].GroupID()), err))
 				continue
 			}
 			parts = append(parts, part{body: b})
@@ -310,15 +292,18 @@ const gatherAhead = 64
 // alternating runs, CPU per scrape: protobuf 16.7 against 19.8 ms (±7%,
 // ±14%), gzip of cached segments 20.2 against 23.1 ms (±5%, ±11%); text
 // and OpenMetrics within the noise.
-func (fw *familyWriter) touchSlots(run []entry, family bool) {
+func (fw *familyWriter) touchSlots(run []store.Entry, family bool) {
 	var sum byte
 	for i := range run {
-		f := run[i].slot.fam
-		sum += byte(f.pushed.size)
+		f := run[i].Family()
+		_, size, _ := f.PushedText()
+		sum += byte(size)
 		if family {
 			// A family spans two cache lines; gathering reads both.
-			sum += byte(f.typ)
-			if f.text.Load() != nil || f.unpacked.Load() != nil {
+			sum += byte(f.Type())
+			if f.CachedText() != nil {
+				sum++
+			} else if _, ok := f.ProtobufCached(); ok {
 				sum++
 			}
 		}
@@ -330,7 +315,7 @@ func (fw *familyWriter) touchSlots(run []entry, family bool) {
 func (fw *familyWriter) writePart(p part) error {
 	switch {
 	case p.kind == partProtobuf:
-		b, err := p.fam.protobufBody()
+		b, err := p.fam.ProtobufBody()
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package store
+package scrape
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unique"
 
 	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
@@ -18,10 +17,20 @@ import (
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/pipewrite"
+	"github.com/pushgate/pushgate/store"
 )
 
+// namedFamily returns a stored family named name, for the errors that name
+// it.
+func namedFamily(t *testing.T, name string) *store.Family {
+	t.Helper()
+	s := newStore(store.Options{})
+	mustPush(t, s, key("job", "j"), store.Replace, name+" 1\n", t0)
+	return familyOf(t, s, key("job", "j"), name)
+}
+
 func TestABatchRefusesABlockOfAnotherSize(t *testing.T) {
-	fam := &Family{meta: unique.Make(familyMeta{name: "sized"})}
+	fam := namedFamily(t, "sized")
 	parts := []part{{kind: partText, fam: fam, textPacked: s2.Encode(nil, []byte("twelve bytes")), textSize: 11}}
 	if _, err := (&familyWriter{}).decodeBatch(parts, pipewrite.NewPool(1).Get()); err == nil || !strings.Contains(err.Error(), "sized") {
 		t.Fatalf("a block of 12 bytes cached as 11: err = %v, want one naming the family", err)
@@ -32,15 +41,15 @@ func TestABatchRefusesABlockOfAnotherSize(t *testing.T) {
 // body is larger than one output buffer, which is decoded apart from the
 // batches.
 func TestABodyLargerThanABufferIsScrapedWhole(t *testing.T) {
-	s := New(Options{})
+	s := newStore(store.Options{})
 	var body strings.Builder
 	pad := strings.Repeat("x", 100)
 	const series = 4000
 	for i := range series {
 		fmt.Fprintf(&body, "big{i=\"%d\",pad=\"%s\"} %d\n", i, pad, i)
 	}
-	mustPush(t, s, key("job", "j"), Replace, body.String(), t0)
-	if size := int(s.Group(key("job", "j")).families["big"].pushed.size); size <= pipewrite.BufferSize {
+	mustPush(t, s, key("job", "j"), store.Replace, body.String(), t0)
+	if _, size, _ := familyOf(t, s, key("job", "j"), "big").PushedText(); size <= pipewrite.BufferSize {
 		t.Fatalf("the body is %d bytes, not larger than a buffer (%d)", size, pipewrite.BufferSize)
 	}
 	text, fams := scrape(t, s)
@@ -57,15 +66,15 @@ func TestABodyLargerThanABufferIsScrapedWhole(t *testing.T) {
 // buffers) and as protobuf (stored bytes copied in), and requires the same
 // families from both.
 func TestLargeTextScrapeMatchesTheProtobufScrape(t *testing.T) {
-	s := New(Options{})
+	s := newStore(store.Options{})
 	const groups = 200
 	for g := range groups {
-		mustPush(t, s, key("job", "bench", "instance", fmt.Sprintf("i-%04d", g)), Replace, string(payload.Text(g, 1)), t0.Add(time.Duration(g)*time.Second))
+		mustPush(t, s, key("job", "bench", "instance", fmt.Sprintf("i-%04d", g)), store.Replace, string(payload.Text(g, 1)), t0.Add(time.Duration(g)*time.Second))
 	}
 	decode := func(f exposition.Format) map[string]*dto.MetricFamily {
 		t.Helper()
 		var buf bytes.Buffer
-		n, err := s.Snapshot().WriteTo(&buf, f, nil)
+		n, err := s.Snapshot().write(&buf, f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,8 +112,9 @@ func TestLargeTextScrapeMatchesTheProtobufScrape(t *testing.T) {
 
 // textParts returns n parts of cached text bodies of random sizes up to
 // max, and the text they decode to.
-func textParts(rng *rand.Rand, n, max int) ([]part, []byte) {
-	fam := &Family{meta: unique.Make(familyMeta{name: "batch_test"})}
+func textParts(t *testing.T, rng *rand.Rand, n, max int) ([]part, []byte) {
+	t.Helper()
+	fam := namedFamily(t, "batch_test")
 	var parts []part
 	var want []byte
 	for range n {
@@ -118,11 +128,11 @@ func textParts(rng *rand.Rand, n, max int) ([]part, []byte) {
 func TestTextBatchesDecodeInOrder(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 50, 400} {
 		rng := rand.New(rand.NewPCG(uint64(n), 3))
-		parts, want := textParts(rng, n, pipewrite.BufferSize/3)
+		parts, want := textParts(t, rng, n, pipewrite.BufferSize/3)
 		var w bytes.Buffer
-		rs := &renderState{buffers: pipewrite.NewPool(4)}
-		out := pipewrite.NewWriter(&w, rs.buffers)
-		fw := &familyWriter{w: out, out: out, rs: rs}
+		wr := &Writer{buffers: pipewrite.NewPool(4)}
+		out := pipewrite.NewWriter(&w, wr.buffers)
+		fw := &familyWriter{w: out, out: out, wr: wr}
 		if err := fw.writeTextBatches(parts); err != nil {
 			t.Fatal(err)
 		}
@@ -140,11 +150,11 @@ func TestABadBlockInAnyBatchStopsTheScrape(t *testing.T) {
 		rng := rand.New(rand.NewPCG(9, uint64(bad)))
 		// Parts of a third of a buffer: batches of three, so part 0 is in
 		// the first batch and part 5 in the second.
-		parts, _ := textParts(rng, 12, pipewrite.BufferSize/3-1)
+		parts, _ := textParts(t, rng, 12, pipewrite.BufferSize/3-1)
 		parts[bad].textPacked = []byte{0xff, 0xff, 0xff}
-		rs := &renderState{buffers: pipewrite.NewPool(4)}
-		out := pipewrite.NewWriter(io.Discard, rs.buffers)
-		fw := &familyWriter{w: out, out: out, rs: rs}
+		wr := &Writer{buffers: pipewrite.NewPool(4)}
+		out := pipewrite.NewWriter(io.Discard, wr.buffers)
+		fw := &familyWriter{w: out, out: out, wr: wr}
 		err := fw.writeTextBatches(parts)
 		out.Close()
 		if err == nil || !strings.Contains(err.Error(), "batch_test") {

@@ -1,4 +1,4 @@
-package store
+package scrape
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/store"
 )
 
 func TestANativeHistogramPushedByProtobufComesOutIntactOnAProtobufScrape(t *testing.T) {
@@ -41,13 +42,13 @@ func TestANativeHistogramPushedByProtobufComesOutIntactOnAProtobufScrape(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{})
-	if err := s.Push(context.Background(), Push{Key: key("job", "native"), Families: decoded.Families, Time: t0}); err != nil {
+	s := newStore(store.Options{})
+	if err := s.Push(context.Background(), store.Push{Key: key("job", "native"), Families: decoded.Families, Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	f := exposition.NewFormat(exposition.EncodingProtobuf)
 	var out bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&out, f, nil); err != nil {
+	if _, err := s.Snapshot().write(&out, f, nil); err != nil {
 		t.Fatal(err)
 	}
 	dec := expfmt.NewDecoder(&out, expfmt.Format(f.ContentType()))

@@ -1,4 +1,4 @@
-package store
+package scrape
 
 import (
 	"bytes"
@@ -19,14 +19,16 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/gzipcat"
+	"github.com/pushgate/pushgate/store"
 )
 
 // gunzipScrape takes a gzip scrape of s in f and returns it decompressed by
 // compress/gzip, checking that it is exactly one gzip member.
-func gunzipScrape(t *testing.T, s *Store, f exposition.Format, own ...*dto.MetricFamily) []byte {
+func gunzipScrape(t *testing.T, s *testStore, f exposition.Format, own ...*dto.MetricFamily) []byte {
 	t.Helper()
 	var z bytes.Buffer
-	if _, err := s.Snapshot().WriteGzipTo(&z, f, own); err != nil {
+	if _, err := s.Snapshot().writeGzip(&z, f, own); err != nil {
 		t.Fatal(err)
 	}
 	return gunzip(t, z.Bytes())
@@ -79,11 +81,11 @@ func ownFamilies() []*dto.MetricFamily {
 }
 
 func TestGzipScrapeDecodesLikeThePlainScrape(t *testing.T) {
-	s := New(Options{})
+	s := newStore(store.Options{})
 	ctx := context.Background()
 	for i := 0; i < 50; i++ {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,13 +93,13 @@ func TestGzipScrapeDecodesLikeThePlainScrape(t *testing.T) {
 	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics} {
 		f := exposition.NewFormat(enc)
 		var plain, z bytes.Buffer
-		if _, err := s.Snapshot().WriteTo(&plain, f, own); err != nil {
+		if _, err := s.Snapshot().write(&plain, f, own); err != nil {
 			t.Fatal(err)
 		}
 		// Twice: the first builds the segments, the second reuses them.
 		for _, pass := range []string{"cold", "cached"} {
 			z.Reset()
-			if _, err := s.Snapshot().WriteGzipTo(&z, f, own); err != nil {
+			if _, err := s.Snapshot().writeGzip(&z, f, own); err != nil {
 				t.Fatal(err)
 			}
 			if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
@@ -131,11 +133,11 @@ func TestGzipScrapeDecodesLikeThePlainScrape(t *testing.T) {
 }
 
 func TestGzipScrapeOfAnEmptyStore(t *testing.T) {
-	s := New(Options{})
+	s := newStore(store.Options{})
 	for _, own := range [][]*dto.MetricFamily{nil, ownFamilies()} {
 		var plain bytes.Buffer
 		f := exposition.NewFormat(exposition.EncodingOpenMetrics)
-		if _, err := s.Snapshot().WriteTo(&plain, f, own); err != nil {
+		if _, err := s.Snapshot().write(&plain, f, own); err != nil {
 			t.Fatal(err)
 		}
 		if got := gunzipScrape(t, s, f, own...); !bytes.Equal(got, plain.Bytes()) {
@@ -145,8 +147,8 @@ func TestGzipScrapeOfAnEmptyStore(t *testing.T) {
 }
 
 func TestGzipScrapeRefusesProtobuf(t *testing.T) {
-	s := New(Options{})
-	if _, err := s.Snapshot().WriteGzipTo(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err == nil {
+	s := newStore(store.Options{})
+	if _, err := s.Snapshot().writeGzip(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err == nil {
 		t.Fatal("protobuf gzip scrape from segments succeeded, want an error")
 	}
 }
@@ -160,7 +162,7 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
-			s := New(Options{UTF8Names: true})
+			s := newStore(store.Options{UTF8Names: true})
 			ctx := context.Background()
 			own := ownFamilies()
 			encs := []exposition.Format{
@@ -169,15 +171,15 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 			}
 			var sawUTF8, sawCached, sawMixed bool
 			for step := 0; step < 120; step++ {
-				k := NewGroupKey(map[string]string{"job": "prop", "instance": fmt.Sprintf("i%d", rng.IntN(6))})
+				k := store.NewGroupKey(map[string]string{"job": "prop", "instance": fmt.Sprintf("i%d", rng.IntN(6))})
 				switch r := rng.IntN(10); {
 				case r < 5:
-					method := Replace
+					method := store.Replace
 					if rng.IntN(2) == 0 {
-						method = Merge
+						method = store.Merge
 					}
 					// Conflicts are fine: a rejected push only records a failure time.
-					_ = s.Push(ctx, Push{Key: k, Method: method, Families: randomFamilies(rng, k), Time: t0.Add(timeStep(step))})
+					_ = s.Push(ctx, store.Push{Key: k, Method: method, Families: randomFamilies(rng, k), Time: t0.Add(timeStep(step))})
 				case r < 6:
 					_ = s.Delete(ctx, k)
 				default:
@@ -207,7 +209,7 @@ func timeStep(step int) time.Duration { return time.Duration(step) * time.Second
 
 // randomFamilies returns up to five families drawn from a fixed pool of
 // names, each name with one type, so most pushes pass the consistency check.
-func randomFamilies(rng *rand.Rand, k GroupKey) []*dto.MetricFamily {
+func randomFamilies(rng *rand.Rand, k store.GroupKey) []*dto.MetricFamily {
 	pool := []struct {
 		name string
 		typ  dto.MetricType
@@ -265,16 +267,17 @@ func abs(v float64) float64 {
 
 // cacheBytes returns the bytes the store's text caches hold and the number
 // of families holding one.
-func cacheBytes(s *Store) (bytes, families int) {
+func cacheBytes(s *testStore) (bytes, families int) {
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
-			held := f.pushed.packed != nil
-			bytes += len(f.pushed.packed)
-			if tb := f.text.Load(); tb != nil {
-				if !sameBlock(tb.packed, f.pushed.packed) {
-					bytes += len(tb.packed)
+			pushed, _, _ := f.PushedText()
+			held := pushed != nil
+			bytes += len(pushed)
+			if tb := f.CachedText(); tb != nil {
+				if !sameBlock(tb.Packed(), pushed) {
+					bytes += len(tb.Packed())
 				}
-				bytes += len(tb.segment.Deflate)
+				bytes += len(tb.Segment().Deflate)
 				held = true
 			}
 			if held {
@@ -290,27 +293,36 @@ func sameBlock(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// textOf returns the text body a scrape finds for f: its cached textBody,
-// else a view of the body its push rendered; nil if it has neither.
-func textOf(f *Family) *textBody {
-	if tb := f.text.Load(); tb != nil {
-		return tb
+// textView is what a scrape finds of a family's text body.
+type textView struct {
+	size    int
+	packed  []byte
+	deflate []byte
+	seen    bool
+}
+
+// textOf returns the text body a scrape finds for f: its cached TextBody,
+// else the body its push rendered; nil if it has neither.
+func textOf(f *store.Family) *textView {
+	if tb := f.CachedText(); tb != nil {
+		return &textView{size: tb.Size(), packed: tb.Packed(), deflate: tb.Segment().Deflate, seen: tb.GzipSeen()}
 	}
-	if f.pushed.packed == nil {
+	packed, size, _ := f.PushedText()
+	if packed == nil {
 		return nil
 	}
-	return &textBody{enc: exposition.Encoding(f.pushed.enc), size: int(f.pushed.size), packed: f.pushed.packed}
+	return &textView{size: size, packed: packed}
 }
 
 // segmentState returns the text bytes of the store's families that have a
 // deflate segment, and the number of families with and without one.
-func segmentState(s *Store) (segmentText, with, without int) {
+func segmentState(s *testStore) (segmentText, with, without int) {
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
 			tb := textOf(f)
 			switch {
 			case tb == nil:
-			case tb.segment.Deflate != nil:
+			case tb.deflate != nil:
 				segmentText += tb.size
 				with++
 			default:
@@ -321,13 +333,18 @@ func segmentState(s *Store) (segmentText, with, without int) {
 	return segmentText, with, without
 }
 
+// defaultLimits are the limits WriteGzip applies.
+func defaultLimits() gzipLimits {
+	return gzipLimits{budget: segmentBudget, calmBudget: calmBudget, minRun: gzipcat.MinRun}
+}
+
 func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
-	s := New(Options{})
+	s := newStore(store.Options{})
 	ctx := context.Background()
 	push := func(i, seq int) {
 		t.Helper()
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
+		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -341,12 +358,12 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	text := exposition.NewFormat(exposition.EncodingText)
 	scrape := func() {
 		t.Helper()
-		if _, err := s.Snapshot().WriteTo(io.Discard, text, nil); err != nil {
+		if _, err := s.Snapshot().write(io.Discard, text, nil); err != nil {
 			t.Fatal(err)
 		}
-		sn := s.Snapshot()
-		sn.gzip.minRun = 0
-		if _, err := sn.WriteGzipTo(io.Discard, text, nil); err != nil {
+		limits := defaultLimits()
+		limits.minRun = 0
+		if _, err := s.w.writeGzip(io.Discard, s.Store.Snapshot(), text, nil, limits); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -370,12 +387,12 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	// store. Only push_failure_time_seconds, unchanged, is kept with its
 	// segment.
 	push(0, 1)
-	for _, f := range s.Group(NewGroupKey(map[string]string{"job": "bench", "instance": "i0"})).Families() {
+	for _, f := range s.Group(store.NewGroupKey(map[string]string{"job": "bench", "instance": "i0"})).Families() {
 		tb := textOf(f)
 		if tb == nil {
 			t.Fatalf("family %q of a new push has no text body", f.Name())
 		}
-		if f.Name() != PushFailureTimeName && (tb.segment.Deflate != nil || tb.gzipSeen.Load()) {
+		if f.Name() != store.PushFailureTimeName && (tb.deflate != nil || tb.seen) {
 			t.Fatalf("family %q of a new push already has a segment or was seen by a gzip scrape", f.Name())
 		}
 	}
@@ -384,30 +401,18 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	}
 }
 
-// pushBench PUTs the bench payload with sequence number seq to groups
-// i0 … i<n-1>.
-func pushBench(t *testing.T, s *Store, n, seq int) {
-	t.Helper()
-	for i := range n {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // checkedGzipScrape takes a plain scrape and a gzip scrape in f of one
 // snapshot under limits, fails unless the gzip one decodes to the plain one,
 // and returns the plain one.
-func checkedGzipScrape(t *testing.T, s *Store, f exposition.Format, own []*dto.MetricFamily, limits gzipLimits) []byte {
+func checkedGzipScrape(t *testing.T, s *testStore, f exposition.Format, own []*dto.MetricFamily, limits gzipLimits) []byte {
 	t.Helper()
-	sn := s.Snapshot()
-	sn.gzip = limits
+	sn := s.Store.Snapshot()
+	defer sn.Release()
 	var plain, z bytes.Buffer
-	if _, err := sn.WriteTo(&plain, f, own); err != nil {
+	if _, err := s.w.Write(&plain, sn, f, own); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sn.WriteGzipTo(&z, f, own); err != nil {
+	if _, err := s.w.writeGzip(&z, sn, f, own, limits); err != nil {
 		t.Fatal(err)
 	}
 	if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
@@ -422,8 +427,8 @@ func checkedGzipScrape(t *testing.T, s *Store, f exposition.Format, own []*dto.M
 // every one decodes to the plain scrape, and the segments converge to all
 // families.
 func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
-	s := New(Options{})
-	pushBench(t, s, 40, 0)
+	s := newStore(store.Options{})
+	pushPayload(t, s, 40, 0, t0)
 	const budget = 20 << 10
 	prev := 0
 	for scrape := 1; ; scrape++ {
@@ -457,8 +462,8 @@ func TestGzipScrapesBuildSegmentsWithinTheirBudget(t *testing.T) {
 // nothing new, the calm budget applies and the cache fills in one scrape;
 // and a wave of pushes brings the small budget back.
 func TestCalmGzipScrapesFillTheCacheAtOnce(t *testing.T) {
-	s := New(Options{})
-	pushBench(t, s, 40, 0)
+	s := newStore(store.Options{})
+	pushPayload(t, s, 40, 0, t0)
 	const budget = 8 << 10
 	prev := 0
 	scrape := func() (built, without int) {
@@ -479,7 +484,7 @@ func TestCalmGzipScrapesFillTheCacheAtOnce(t *testing.T) {
 	}
 	// Every group changes: the next scrape finds all its text new, so the
 	// one after it is back on the small budget.
-	pushBench(t, s, 40, 1)
+	pushPayload(t, s, 40, 1, t0)
 	prev = 0
 	scrape()
 	if built, without := scrape(); built > budget || without == 0 {
@@ -491,25 +496,25 @@ func TestCalmGzipScrapesFillTheCacheAtOnce(t *testing.T) {
 // segments met while a run is short are streamed into it, and the result
 // still decodes.
 func TestGzipScrapeStreamsShortRunsOn(t *testing.T) {
-	s := New(Options{})
+	s := newStore(store.Options{})
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f := exposition.NewFormat(exposition.EncodingText)
 	var plain bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&plain, f, nil); err != nil {
+	if _, err := s.Snapshot().write(&plain, f, nil); err != nil {
 		t.Fatal(err)
 	}
 	sizes := map[int]int{}
 	for _, run := range []int{0, 0, 0, 1 << 30} {
-		sn := s.Snapshot()
-		sn.gzip.minRun = run
+		limits := defaultLimits()
+		limits.minRun = run
 		var z bytes.Buffer
-		if _, err := sn.WriteGzipTo(&z, f, nil); err != nil {
+		if _, err := s.w.writeGzip(&z, s.Store.Snapshot(), f, nil, limits); err != nil {
 			t.Fatal(err)
 		}
 		if got := gunzip(t, z.Bytes()); !bytes.Equal(got, plain.Bytes()) {
@@ -535,17 +540,18 @@ func TestGzipScrapeOfManyChunks(t *testing.T) {
 	s := filledStore(t, 240)
 	f := exposition.NewFormat(exposition.EncodingText)
 	var plain bytes.Buffer
-	if _, err := s.Snapshot().WriteTo(&plain, f, ownFamilies()); err != nil {
+	if _, err := s.Snapshot().write(&plain, f, ownFamilies()); err != nil {
 		t.Fatal(err)
 	}
 	if plain.Len() < 5*gzipChunk {
 		t.Fatalf("body of %d bytes, want at least five chunks", plain.Len())
 	}
 	for _, budget := range []int{0, plain.Len() / 3, 1 << 30} {
-		sn := s.Snapshot()
-		sn.gzip.budget = budget
+		sn := s.Store.Snapshot()
+		limits := defaultLimits()
+		limits.budget = budget
 		var z bytes.Buffer
-		if _, err := sn.WriteGzipTo(&z, f, ownFamilies()); err != nil {
+		if _, err := s.w.writeGzip(&z, sn, f, ownFamilies(), limits); err != nil {
 			t.Fatal(err)
 		}
 		sn.Release()

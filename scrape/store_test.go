@@ -1,0 +1,163 @@
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/store"
+)
+
+// testStore is a store and the Writer that scrapes it, as the web handler
+// pairs them.
+type testStore struct {
+	*store.Store
+	w *Writer
+}
+
+// newStore returns an empty store with a Writer of its own.
+func newStore(opts store.Options) *testStore {
+	return &testStore{Store: store.New(opts), w: NewWriter()}
+}
+
+// testSnapshot is a snapshot of a testStore, written by its Writer.
+type testSnapshot struct {
+	*store.Snapshot
+	w *Writer
+}
+
+// Snapshot returns a snapshot of s to scrape.
+func (s *testStore) Snapshot() *testSnapshot {
+	return &testSnapshot{Snapshot: s.Store.Snapshot(), w: s.w}
+}
+
+// write is Writer.Write of sn.
+func (sn *testSnapshot) write(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
+	return sn.w.Write(w, sn.Snapshot, f, own)
+}
+
+// writeGzip is Writer.WriteGzip of sn.
+func (sn *testSnapshot) writeGzip(w io.Writer, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
+	return sn.w.WriteGzip(w, sn.Snapshot, f, own)
+}
+
+var t0 = time.Unix(1_700_000_000, 500_000_000)
+
+// families parses text exposition into families for a test push.
+func families(t *testing.T, text string) []*dto.MetricFamily {
+	t.Helper()
+	decoded, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{})
+	if err != nil {
+		t.Fatalf("decode test body: %v", err)
+	}
+	return decoded.Families
+}
+
+// key returns the grouping key of the label pairs labels.
+func key(labels ...string) store.GroupKey {
+	m := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		m[labels[i]] = labels[i+1]
+	}
+	return store.NewGroupKey(m)
+}
+
+// mustPush pushes the text exposition text to the group k with method m.
+func mustPush(t *testing.T, s *testStore, k store.GroupKey, m store.Method, text string, at time.Time) {
+	t.Helper()
+	if err := s.Push(context.Background(), store.Push{Key: k, Method: m, Families: families(t, text), Time: at}); err != nil {
+		t.Fatalf("push to %s: %v", k, err)
+	}
+}
+
+// familyOf returns the family name of the group k.
+func familyOf(t *testing.T, s *testStore, k store.GroupKey, name string) *store.Family {
+	t.Helper()
+	if g := s.Group(k); g != nil {
+		for _, f := range g.Families() {
+			if f.Name() == name {
+				return f
+			}
+		}
+	}
+	t.Fatalf("no family %q in %s", name, k)
+	return nil
+}
+
+// scrape renders the store as text and parses it back with expfmt.
+func scrape(t *testing.T, s *testStore) (string, map[string]*dto.MetricFamily) {
+	t.Helper()
+	var buf bytes.Buffer
+	sn := s.Snapshot()
+	defer sn.Release()
+	if _, err := sn.write(&buf, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	parsed, err := parser.TextToMetricFamilies(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("scrape does not parse: %v\n%s", err, buf.String())
+	}
+	return buf.String(), parsed
+}
+
+// value finds the sample value of a gauge, counter or untyped series.
+func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	mf := fams[name]
+	if mf == nil {
+		return 0, false
+	}
+next:
+	for _, m := range mf.Metric {
+		if len(m.Label) != len(labels) {
+			continue
+		}
+		for _, lp := range m.Label {
+			if v, ok := labels[lp.GetName()]; !ok || v != lp.GetValue() {
+				continue next
+			}
+		}
+		switch {
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		default:
+			return m.Untyped.GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// filledStore returns a store holding n groups of the realistic batch-job
+// payload (8 families, 74 samples each).
+func filledStore(b testing.TB, n int) *testStore {
+	b.Helper()
+	s := newStore(store.Options{})
+	pushPayload(b, s, n, 0, time.Now())
+	return s
+}
+
+// pushPayload PUTs the bench payload with sequence number seq to groups
+// i0 … i<n-1> of job bench, at the time at.
+func pushPayload(b testing.TB, s *testStore, n, seq int, at time.Time) {
+	b.Helper()
+	ctx := context.Background()
+	for i := range n {
+		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: at}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
