@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/store"
 )
@@ -59,7 +60,7 @@ func push(t *testing.T, r *Replica, job string) error {
 	}
 	defer release()
 	return r.Store().Push(context.Background(), store.Push{
-		Key:    store.NewGroupKey(map[string]string{"job": job}),
+		Key:    groupkey.New(map[string]string{"job": job}),
 		Method: store.Replace,
 		Families: []*dto.MetricFamily{{
 			Name:   proto.String("m_" + job),

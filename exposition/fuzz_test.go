@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -189,7 +190,7 @@ func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, 
 	// The store's checks either take the families or reject them cleanly.
 	st := store.New(store.Options{UTF8Names: utf8Names})
 	err = st.Push(context.Background(), store.Push{
-		Key:      store.NewGroupKey(map[string]string{"job": "fuzz"}),
+		Key:      groupkey.New(map[string]string{"job": "fuzz"}),
 		Method:   store.Replace,
 		Families: fams,
 		Time:     time.Unix(1700000000, 0),

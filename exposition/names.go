@@ -38,7 +38,7 @@ func QuoteMetricName(name string) string {
 }
 
 // QuoteLabelName is QuoteMetricName for label names, whose legacy alphabet
-// has no ':'. A Matcher, a GroupKey and a series in an error message write
+// has no ':'. A Matcher, a groupkey.Key and a series in an error message write
 // their label names with it.
 func QuoteLabelName(name string) string {
 	return quoteUnlessLegacy(name, legacyLabelName(name))

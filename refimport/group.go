@@ -6,6 +6,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal/gobfile"
 	"github.com/pushgate/pushgate/store"
 )
@@ -14,7 +15,7 @@ import (
 // push_failure_time_seconds families become its push times, the others its
 // pushed families.
 func importedGroup(rg gobfile.Group) store.ImportedGroup {
-	g := store.ImportedGroup{Key: store.NewGroupKey(rg.Labels)}
+	g := store.ImportedGroup{Key: groupkey.New(rg.Labels)}
 	for _, f := range rg.Families {
 		switch f.Family.GetName() {
 		case store.PushTimeName:

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal/gobfile"
 	"github.com/pushgate/pushgate/store"
 )
@@ -132,21 +133,21 @@ func importOrder(a, b store.ImportedGroup) int {
 
 // identityID returns the ID of key without its empty-valued labels: two
 // keys with the same identity ID give the same series to Prometheus.
-func identityID(key store.GroupKey) string {
+func identityID(key groupkey.Key) string {
 	labels := make(map[string]string, len(key.Labels()))
 	for _, l := range key.Labels() {
 		if l.Value != "" {
 			labels[l.Name] = l.Value
 		}
 	}
-	return store.NewGroupKey(labels).ID()
+	return groupkey.New(labels).ID()
 }
 
 // addFamilies adds to the installed group base, one at a time, each of
 // fams (from the group from) whose name base lacks and that passes the
 // checks, reinstalling base each time; the others are logged and left out.
 // It returns how many were kept and dropped.
-func (im importer) addFamilies(base *store.ImportedGroup, fams []store.ImportedFamily, from store.GroupKey) (kept, dropped int) {
+func (im importer) addFamilies(base *store.ImportedGroup, fams []store.ImportedFamily, from groupkey.Key) (kept, dropped int) {
 	for _, f := range fams {
 		name := f.Family.GetName()
 		if slices.ContainsFunc(base.Families, func(b store.ImportedFamily) bool { return b.Family.GetName() == name }) {

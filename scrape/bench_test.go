@@ -10,6 +10,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkScrape(b *testing.B) {
 			ctx := context.Background()
 			for j := 0; j < 100; j++ {
 				g := (i*100 + j) % 10_000
-				k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", g)})
+				k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", g)})
 				if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(g, i+1), Time: time.Now()}); err != nil {
 					b.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/internal/gzipcat"
 	"github.com/pushgate/pushgate/internal/pipewrite"
 	"github.com/pushgate/pushgate/store"
@@ -62,11 +63,11 @@ func (fw *familyWriter) reportSkipped() {
 	fw.skipped, fw.skipErr = 0, nil
 }
 
-// groupOfID returns the grouping key of a group ID as GroupKey.String
+// groupOfID returns the grouping key of a group ID as groupkey.Key.String
 // writes it, for logs; an ID that does not parse (a bug) is quoted as it
 // is.
 func groupOfID(gid string) string {
-	key, err := store.ParseGroupKeyID(gid)
+	key, err := groupkey.ParseID(gid)
 	if err != nil {
 		return strconv.Quote(gid)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/internal/gzipcat"
 	"github.com/pushgate/pushgate/store"
 )
@@ -84,7 +85,7 @@ func TestGzipScrapeDecodesLikeThePlainScrape(t *testing.T) {
 	s := newStore(store.Options{})
 	ctx := context.Background()
 	for i := 0; i < 50; i++ {
-		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
 		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 			}
 			var sawUTF8, sawCached, sawMixed bool
 			for step := 0; step < 120; step++ {
-				k := store.NewGroupKey(map[string]string{"job": "prop", "instance": fmt.Sprintf("i%d", rng.IntN(6))})
+				k := groupkey.New(map[string]string{"job": "prop", "instance": fmt.Sprintf("i%d", rng.IntN(6))})
 				switch r := rng.IntN(10); {
 				case r < 5:
 					method := store.Replace
@@ -209,7 +210,7 @@ func timeStep(step int) time.Duration { return time.Duration(step) * time.Second
 
 // randomFamilies returns up to five families drawn from a fixed pool of
 // names, each name with one type, so most pushes pass the consistency check.
-func randomFamilies(rng *rand.Rand, k store.GroupKey) []*dto.MetricFamily {
+func randomFamilies(rng *rand.Rand, k groupkey.Key) []*dto.MetricFamily {
 	pool := []struct {
 		name string
 		typ  dto.MetricType
@@ -343,7 +344,7 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	ctx := context.Background()
 	push := func(i, seq int) {
 		t.Helper()
-		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
 		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +388,7 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	// store. Only push_failure_time_seconds, unchanged, is kept with its
 	// segment.
 	push(0, 1)
-	for _, f := range s.Group(store.NewGroupKey(map[string]string{"job": "bench", "instance": "i0"})).Families() {
+	for _, f := range s.Group(groupkey.New(map[string]string{"job": "bench", "instance": "i0"})).Families() {
 		tb := textOf(f)
 		if tb == nil {
 			t.Fatalf("family %q of a new push has no text body", f.Name())
@@ -499,7 +500,7 @@ func TestGzipScrapeStreamsShortRunsOn(t *testing.T) {
 	s := newStore(store.Options{})
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
-		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
 		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}

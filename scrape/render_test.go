@@ -14,6 +14,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -122,7 +123,7 @@ func TestAnOwnFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
 // record (groupcodec): how a family that pushes now refuse, stored by an
 // older gateway, could reach a scrape. A restored family is rebuilt from
 // its bytes without the push checks.
-func restoreRecord(t *testing.T, s *testStore, k store.GroupKey, fams ...*dto.MetricFamily) {
+func restoreRecord(t *testing.T, s *testStore, k groupkey.Key, fams ...*dto.MetricFamily) {
 	t.Helper()
 	g := groupcodec.Group{PushTime: t0}
 	for _, l := range k.Labels() {

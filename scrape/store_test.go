@@ -15,6 +15,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -64,16 +65,16 @@ func families(t *testing.T, text string) []*dto.MetricFamily {
 }
 
 // key returns the grouping key of the label pairs labels.
-func key(labels ...string) store.GroupKey {
+func key(labels ...string) groupkey.Key {
 	m := map[string]string{}
 	for i := 0; i+1 < len(labels); i += 2 {
 		m[labels[i]] = labels[i+1]
 	}
-	return store.NewGroupKey(m)
+	return groupkey.New(m)
 }
 
 // mustPush pushes the text exposition text to the group k with method m.
-func mustPush(t *testing.T, s *testStore, k store.GroupKey, m store.Method, text string, at time.Time) {
+func mustPush(t *testing.T, s *testStore, k groupkey.Key, m store.Method, text string, at time.Time) {
 	t.Helper()
 	if err := s.Push(context.Background(), store.Push{Key: k, Method: m, Families: families(t, text), Time: at}); err != nil {
 		t.Fatalf("push to %s: %v", k, err)
@@ -81,7 +82,7 @@ func mustPush(t *testing.T, s *testStore, k store.GroupKey, m store.Method, text
 }
 
 // familyOf returns the family name of the group k.
-func familyOf(t *testing.T, s *testStore, k store.GroupKey, name string) *store.Family {
+func familyOf(t *testing.T, s *testStore, k groupkey.Key, name string) *store.Family {
 	t.Helper()
 	if g := s.Group(k); g != nil {
 		for _, f := range g.Families() {
@@ -155,7 +156,7 @@ func pushPayload(b testing.TB, s *testStore, n, seq int, at time.Time) {
 	b.Helper()
 	ctx := context.Background()
 	for i := range n {
-		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
 		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: at}); err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -27,7 +28,7 @@ func TestScrapesAreTheSameWhicheverEncodingIsHot(t *testing.T) {
 	ctx := context.Background()
 	pushGroup := func(i, seq int) {
 		t.Helper()
-		k := store.NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
 		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
 			t.Fatal(err)
 		}

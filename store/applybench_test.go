@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkApplyReplicated(b *testing.B) {
 	ctx := context.Background()
 	t0 := time.Unix(1_700_000_000, 0)
 	for i := range groups {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
 		if err := src.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			b.Fatal(err)
 		}

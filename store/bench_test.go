@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // filledStore returns a store holding n groups of the realistic batch-job
@@ -20,7 +21,7 @@ func filledStore(b testing.TB, n int) *Store {
 	s := New(Options{})
 	ctx := context.Background()
 	for i := 0; i < n; i++ {
-		k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
 		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
 			b.Fatal(err)
 		}
@@ -46,7 +47,7 @@ func BenchmarkApply(b *testing.B) {
 				b.StopTimer()
 				fams := payload.Families(i%1000, i)
 				b.StartTimer()
-				k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i%1000)})
+				k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i%1000)})
 				if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: fams, Time: time.Now()}); err != nil {
 					b.Fatal(err)
 				}

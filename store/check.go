@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -49,7 +50,7 @@ type preparedFamily struct {
 // The families' label pairs themselves are not copied, so the result must
 // not outlive the families' memory; the store keeps only what newFamily
 // encodes from them.
-func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim limits.Limits, seed maphash.Seed) ([]preparedFamily, error) {
+func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim limits.Limits, seed maphash.Seed) ([]preparedFamily, error) {
 	n := 0
 	for _, mf := range families {
 		n += len(mf.Metric)
@@ -57,7 +58,7 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim lim
 	if err := lim.CheckPushSeries(n); err != nil {
 		return nil, err
 	}
-	for _, l := range key.labels {
+	for _, l := range key.Labels() {
 		if err := lim.CheckGroupingLabel(l.Name, l.Value); err != nil {
 			return nil, err
 		}
@@ -69,11 +70,11 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim lim
 	// second look at every name was 3.7% of a text push's CPU,
 	// BenchmarkPush).
 	allLegacy := !utf8Names
-	for _, l := range key.labels {
+	for _, l := range key.Labels() {
 		allLegacy = allLegacy && exposition.ValidLabelName(l.Name, false)
 	}
 	if utf8Names {
-		for _, l := range key.labels {
+		for _, l := range key.Labels() {
 			if err := checkLabelNameEscapes("", l.Name); err != nil {
 				return nil, err
 			}
@@ -174,7 +175,7 @@ func prepare(key GroupKey, families []*dto.MetricFamily, utf8Names bool, lim lim
 // values, emptyInstance (nil when the key has an instance label) added when
 // the body has no instance label either, sorted by name. Errors name the
 // metric.
-func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, emptyInstance *dto.LabelPair, key GroupKey, utf8Names bool, lim limits.Limits) ([]*dto.LabelPair, error) {
+func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, emptyInstance *dto.LabelPair, key groupkey.Key, utf8Names bool, lim limits.Limits) ([]*dto.LabelPair, error) {
 	// A series with far more labels than the limit is rejected before the
 	// copy and sort below; body labels the grouping key overwrites are too
 	// few to matter.
@@ -258,8 +259,8 @@ func seriesString(name string, labels []*dto.LabelPair) string {
 // when the key has no instance label, sorted by name. It allocates three
 // times (pairs, strings, pointers) instead of three times per label: label
 // pairs made one by one were 5 of a push's 113 allocations.
-func groupingPairs(key GroupKey, withInstance bool) []*dto.LabelPair {
-	n := len(key.labels)
+func groupingPairs(key groupkey.Key, withInstance bool) []*dto.LabelPair {
+	n := len(key.Labels())
 	_, hasInstance := key.Get("instance")
 	addInstance := withInstance && !hasInstance
 	if addInstance {
@@ -274,7 +275,7 @@ func groupingPairs(key GroupKey, withInstance bool) []*dto.LabelPair {
 		p.Name, p.Value = &strs[len(strs)-2], &strs[len(strs)-1]
 		out = append(out, p)
 	}
-	for _, l := range key.labels {
+	for _, l := range key.Labels() {
 		if addInstance && l.Name > "instance" {
 			add("instance", "")
 			addInstance = false

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -36,7 +37,7 @@ func shifted(body string) string {
 
 // pushPooled pushes text through exposition.Decode and releases the decoded
 // memory as web/push.go does, right after Push.
-func pushPooled(t *testing.T, s *Store, key GroupKey, body string) error {
+func pushPooled(t *testing.T, s *Store, key groupkey.Key, body string) error {
 	t.Helper()
 	d, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
 	if err != nil {

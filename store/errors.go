@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -11,7 +12,7 @@ import (
 // sample timestamp, an invalid series, or a conflict with other groups. The
 // store is unchanged except for the group's push_failure_time_seconds.
 type RejectError struct {
-	Key    GroupKey
+	Key    groupkey.Key
 	Reason string
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -93,7 +94,7 @@ func TestPreparedPlainIsLegacyNames(t *testing.T) {
 				if err != nil {
 					t.Fatalf("decode %q: %v", body, err)
 				}
-				prepared, err := prepare(NewGroupKey(km), decoded.Families, utf8Names, limits.Limits{}, maphash.MakeSeed())
+				prepared, err := prepare(groupkey.New(km), decoded.Families, utf8Names, limits.Limits{}, maphash.MakeSeed())
 				if err != nil {
 					continue // Refused under the legacy rules: nothing to render.
 				}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // HELP texts of the synthetic families, as the reference Pushgateway words them.
@@ -20,7 +21,7 @@ const (
 // Group is the stored state of one grouping key. A Group is immutable: every
 // change installs a new Group that shares the unchanged families.
 type Group struct {
-	key      GroupKey
+	key      groupkey.Key
 	families map[string]*Family
 	pushTime time.Time
 	failTime time.Time
@@ -30,7 +31,7 @@ type Group struct {
 }
 
 // Key returns the group's grouping key.
-func (g *Group) Key() GroupKey { return g.key }
+func (g *Group) Key() groupkey.Key { return g.key }
 
 // PushTime returns the time of the last successful push, or the zero time.
 func (g *Group) PushTime() time.Time { return g.pushTime }
@@ -111,7 +112,7 @@ func unixSeconds(t time.Time) float64 {
 
 // timeFamily builds push_time_seconds or push_failure_time_seconds for key,
 // rendering its text in enc with the buffers sc (nil for fresh ones).
-func (s *Store) timeFamily(name string, key GroupKey, t time.Time, enc exposition.Encoding, sc *scratch) (*Family, preparedFamily) {
+func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc exposition.Encoding, sc *scratch) (*Family, preparedFamily) {
 	help := pushTimeHelp
 	if name == PushFailureTimeName {
 		help = pushFailureTimeHelp

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // utf8Families parses a text body under the UTF-8 name rules.
@@ -53,7 +54,7 @@ func summaryFamily(name string, ranks ...float64) *dto.MetricFamily {
 // identityStep is one push of TestSeriesIdentity: a text body (parsed under
 // the store's name rules) or protobuf families.
 type identityStep struct {
-	key  GroupKey
+	key  groupkey.Key
 	body string
 	fams []*dto.MetricFamily
 }

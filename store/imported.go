@@ -5,6 +5,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -12,7 +13,7 @@ import (
 // Pushgateway persistence file, for Import.
 type ImportedGroup struct {
 	// Key is the group's grouping key.
-	Key GroupKey
+	Key groupkey.Key
 	// PushTime is the time of the group's last successful push, and
 	// FailureTime that of its last failed one; the zero time is never.
 	PushTime, FailureTime time.Time

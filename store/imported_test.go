@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // imported builds an ImportedGroup of key pushed at pushed (failed at
 // failed) holding the families of text.
-func imported(t *testing.T, k GroupKey, pushed, failed time.Time, text string) ImportedGroup {
+func imported(t *testing.T, k groupkey.Key, pushed, failed time.Time, text string) ImportedGroup {
 	t.Helper()
 	g := ImportedGroup{Key: k, PushTime: pushed, FailureTime: failed}
 	if text != "" {

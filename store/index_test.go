@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // seriesBody returns a gauge family m with n series, m{s="0"} … m{s="n-1"}.
@@ -59,7 +60,7 @@ func TestSeriesOwnership(t *testing.T) {
 func TestGroupNumbersAreReusedWithoutMixingOwners(t *testing.T) {
 	s := New(Options{})
 	ctx := context.Background()
-	groupKey := func(i int) GroupKey { return key("job", "churn", "instance", fmt.Sprint(i)) }
+	groupKey := func(i int) groupkey.Key { return key("job", "churn", "instance", fmt.Sprint(i)) }
 	body := func(i int) string {
 		return fmt.Sprintf("# TYPE churn_%d gauge\nchurn_%d{k=\"v\"} 1\n# TYPE shared gauge\nshared{g=\"%d\"} 1\n", i%3, i%3, i)
 	}

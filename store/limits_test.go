@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -62,7 +63,7 @@ func TestPerPushLimitsRejectAndStoreNothing(t *testing.T) {
 	lim := limits.Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 6, MaxLabelNameLength: 10, MaxLabelValueLength: 10}
 	cases := []struct {
 		name   string
-		key    GroupKey
+		key    groupkey.Key
 		body   string
 		reason string
 		flag   string
@@ -167,7 +168,7 @@ func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
 
 	cases := []struct {
 		name   string
-		key    GroupKey
+		key    groupkey.Key
 		method Method
 		body   string
 		ok     bool

@@ -8,6 +8,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/limits"
 )
@@ -24,7 +25,7 @@ const (
 
 // Push is one push request, already decoded.
 type Push struct {
-	Key      GroupKey
+	Key      groupkey.Key
 	Method   Method
 	Families []*dto.MetricFamily
 	Time     time.Time
@@ -108,7 +109,7 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 // push_failure_time_seconds families: as in the reference, the gateway's own
 // values replace them and the push goes on. Each is counted
 // (OverriddenFamilies) and logged at debug.
-func (s *Store) dropTimeFamilies(key GroupKey, families []*dto.MetricFamily) []*dto.MetricFamily {
+func (s *Store) dropTimeFamilies(key groupkey.Key, families []*dto.MetricFamily) []*dto.MetricFamily {
 	for i := 0; i < len(families); i++ {
 		name := families[i].GetName()
 		if name != PushTimeName && name != PushFailureTimeName {
@@ -131,7 +132,7 @@ func (s *Store) OverriddenFamilies() uint64 { return s.overridden.Load() }
 // push_time_seconds 0, as the reference does — unless creating it would
 // itself collide with another group's series: a rejected push never makes the
 // store inconsistent.
-func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, reason error) error {
+func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Time, reason error) error {
 	rej := &RejectError{Key: key, Reason: reason.Error()}
 	gid := key.ID()
 	// The group the failure creates if there is none, rendered before the
@@ -171,7 +172,7 @@ func (s *Store) recordFailure(ctx context.Context, key GroupKey, at time.Time, r
 
 // Delete removes the group with the given key. Deleting an absent group is
 // not an error.
-func (s *Store) Delete(ctx context.Context, key GroupKey) error {
+func (s *Store) Delete(ctx context.Context, key groupkey.Key) error {
 	gid := key.ID()
 	s.mu.Lock()
 	old := s.groups[gid]
@@ -211,10 +212,10 @@ func (s *Store) Wipe(ctx context.Context) error {
 // Options.MaxBatchOps, more groups than that are removed in several atomic
 // changes, appended at once: no push lands between them in the log, but a
 // failed one leaves the groups of the batches before it deleted.
-func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun bool) ([]GroupKey, error) {
+func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun bool) ([]groupkey.Key, error) {
 	s.mu.Lock()
 	var (
-		keys  []GroupKey
+		keys  []groupkey.Key
 		undos []undoGroup
 		ops   []journal.Op
 	)
@@ -226,7 +227,7 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 		undos = append(undos, undoGroup{gid: gid, prev: g})
 		ops = append(ops, journal.Op{Kind: journal.OpDelete, Key: gid})
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].id < keys[j].id })
+	sort.Slice(keys, func(i, j int) bool { return keys[i].ID() < keys[j].ID() })
 	if dryRun || len(keys) == 0 {
 		s.mu.Unlock()
 		return keys, nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // encodeGroup returns g's record for the journal (groupcodec): its key,
@@ -9,13 +10,13 @@ import (
 // rebuilds them from the times.
 func encodeGroup(g *Group) []byte {
 	rec := groupcodec.Group{
-		Labels:        make([]groupcodec.Label, len(g.key.labels)),
+		Labels:        make([]groupcodec.Label, len(g.key.Labels())),
 		PushTime:      g.pushTime,
 		FailureTime:   g.failTime,
 		FailureReason: g.failReason,
 		Families:      make([]groupcodec.Family, 0, len(g.families)),
 	}
-	for i, l := range g.key.labels {
+	for i, l := range g.key.Labels() {
 		rec.Labels[i] = groupcodec.Label{Name: l.Name, Value: l.Value}
 	}
 	for _, f := range g.Families() {
@@ -37,10 +38,10 @@ func encodeGroup(g *Group) []byte {
 }
 
 // recordKey returns the grouping key of a decoded record.
-func recordKey(rec *groupcodec.Group) GroupKey {
+func recordKey(rec *groupcodec.Group) groupkey.Key {
 	labels := make(map[string]string, len(rec.Labels))
 	for _, l := range rec.Labels {
 		labels[l.Name] = l.Value
 	}
-	return NewGroupKey(labels)
+	return groupkey.New(labels)
 }

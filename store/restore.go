@@ -10,6 +10,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -43,7 +44,7 @@ func (s *Store) JournalOps() []journal.Op {
 
 // restoreStored installs the group of key the store itself encoded as rec,
 // unless the consistency index refuses it.
-func (s *Store) restoreStored(key GroupKey, rec *groupcodec.Group) error {
+func (s *Store) restoreStored(key groupkey.Key, rec *groupcodec.Group) error {
 	g, prepared, err := s.storedGroup(key, rec)
 	if err != nil {
 		return err
@@ -73,7 +74,7 @@ func (s *Store) installChecked(g *Group, prepared []preparedFamily) error {
 // text is rendered by the first scrape that needs it. Building families through prepare and newFamily instead took
 // 1.2 s for 10,000 groups of the bench payload (BenchmarkRestore), most of
 // it decoding into dto objects and rendering.
-func (s *Store) storedGroup(key GroupKey, rec *groupcodec.Group) (*Group, []preparedFamily, error) {
+func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group) (*Group, []preparedFamily, error) {
 	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(map[string]*Family, len(rec.Families)+2)}
 	prepared := make([]preparedFamily, 0, len(rec.Families)+2)
 	var h maphash.Hash

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // BenchmarkRestore measures loading n stored groups of the realistic
@@ -46,7 +47,7 @@ func TestRestoredStoreScrapesLikeTheOriginal(t *testing.T) {
 	for _, utf8Names := range []bool{false, true} {
 		src := New(Options{UTF8Names: utf8Names})
 		for i := 0; i < 20; i++ {
-			k := NewGroupKey(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i), "empty": ""})
+			k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i), "empty": ""})
 			if err := src.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func TestRestoredStoreScrapesLikeTheOriginal(t *testing.T) {
 		}
 		// The index is rebuilt too: the same series from a group whose key
 		// differs only by the empty label is refused.
-		twin := NewGroupKey(map[string]string{"job": "bench", "instance": "i0"})
+		twin := groupkey.New(map[string]string{"job": "bench", "instance": "i0"})
 		if err := dst.Push(context.Background(), Push{Key: twin, Method: Replace, Families: payload.Families(0, 0), Time: t0}); err == nil {
 			t.Errorf("utf8=%v: the restored store accepted series group i0 holds", utf8Names)
 		}

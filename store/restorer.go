@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // Restorer loads records into a store as Restore does, record for record,
@@ -32,7 +33,7 @@ type Restorer struct {
 type restoreJob struct {
 	key      string
 	value    []byte
-	group    GroupKey
+	group    groupkey.Key
 	g        *Group
 	prepared []preparedFamily
 	err      error         // the record cannot be decoded: the load fails

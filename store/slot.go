@@ -11,7 +11,7 @@ type Entry struct {
 // Name returns the entry's metric family name.
 func (e Entry) Name() string { return e.name }
 
-// GroupID returns the ID of the entry's group (GroupKey.ID).
+// GroupID returns the ID of the entry's group (groupkey.Key.ID).
 func (e Entry) GroupID() string { return e.gid }
 
 // Family returns the family the entry shows.

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 )
 
 // slotOf returns the slot of family name of the group with key k in the
 // store's scrape order, or nil.
-func slotOf(s *Store, k GroupKey, name string) *slot {
+func slotOf(s *Store, k groupkey.Key, name string) *slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entries.Get(Entry{name: name, gid: k.ID()})

@@ -15,6 +15,7 @@ import (
 	"github.com/google/btree"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/limits"
 )
@@ -119,12 +120,12 @@ func (s *Store) Groups() []*Group {
 		out = append(out, g)
 	}
 	s.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].key.id < out[j].key.id })
+	sort.Slice(out, func(i, j int) bool { return out[i].key.ID() < out[j].key.ID() })
 	return out
 }
 
 // Group returns the group with the given key, or nil.
-func (s *Store) Group(key GroupKey) *Group {
+func (s *Store) Group(key groupkey.Key) *Group {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.groups[key.ID()]

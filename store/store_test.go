@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // families parses text exposition into families for a test push.
@@ -37,20 +38,20 @@ func scrape(t *testing.T, s *Store) (string, map[string]*dto.MetricFamily) {
 	return text, parsed
 }
 
-func key(labels ...string) GroupKey {
+func key(labels ...string) groupkey.Key {
 	m := map[string]string{}
 	for i := 0; i+1 < len(labels); i += 2 {
 		m[labels[i]] = labels[i+1]
 	}
-	return NewGroupKey(m)
+	return groupkey.New(m)
 }
 
-func push(t *testing.T, s *Store, k GroupKey, m Method, text string, at time.Time) error {
+func push(t *testing.T, s *Store, k groupkey.Key, m Method, text string, at time.Time) error {
 	t.Helper()
 	return s.Push(context.Background(), Push{Key: k, Method: m, Families: families(t, text), Time: at})
 }
 
-func mustPush(t *testing.T, s *Store, k GroupKey, m Method, text string, at time.Time) {
+func mustPush(t *testing.T, s *Store, k groupkey.Key, m Method, text string, at time.Time) {
 	t.Helper()
 	if err := push(t, s, k, m, text, at); err != nil {
 		t.Fatalf("push to %s: %v", k, err)
@@ -132,7 +133,7 @@ func TestRejectedPushes(t *testing.T) {
 	cases := []struct {
 		name    string
 		setup   []string // group job=a, then job=b bodies
-		key     GroupKey
+		key     groupkey.Key
 		body    string
 		wantErr string
 	}{

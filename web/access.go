@@ -22,7 +22,7 @@ import (
 	"net/http"
 
 	"github.com/pushgate/pushgate/access"
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // policy returns the permission policy in force, or nil when there is no
@@ -85,7 +85,7 @@ func (h *Handler) requirePush(handler, rest string, fn http.HandlerFunc) http.Ha
 		// the push handler unaware of permissions.
 		labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
 		if err == nil && !c.MayPush(labels) {
-			return fmt.Errorf("credential %q may not write to group %s", c.Name(), store.NewGroupKey(labels))
+			return fmt.Errorf("credential %q may not write to group %s", c.Name(), groupkey.New(labels))
 		}
 		return nil
 	}, fn)

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -152,7 +153,7 @@ func sortGroupsByKey(gs []*store.Group) {
 // in natural order (db2 before db10). Store.Groups orders by the canonical
 // ID instead, where a key with an "instance" label sorts before every
 // job-only key.
-func compareGroupKeys(a, b store.GroupKey) int {
+func compareGroupKeys(a, b groupkey.Key) int {
 	if c := naturalCompare(a.Job(), b.Job()); c != 0 {
 		return c
 	}

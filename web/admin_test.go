@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -24,12 +25,12 @@ func adminFixture(t *testing.T, enable bool) (*Handler, *store.Store) {
 	// A push with a timestamp is rejected and creates the group with push
 	// time 0 and a failure time.
 	if err := st.Push(t.Context(), store.Push{
-		Key: store.NewGroupKey(map[string]string{"job": "never"}), Method: store.Replace,
+		Key: groupkey.New(map[string]string{"job": "never"}), Method: store.Replace,
 		Families: mustDecodeText(t, "d 1 1000\n"), Time: now,
 	}); err == nil {
 		t.Fatal("push with a timestamp accepted")
 	}
-	if g := st.Group(store.NewGroupKey(map[string]string{"job": "never"})); g == nil || !g.PushTime().IsZero() {
+	if g := st.Group(groupkey.New(map[string]string{"job": "never"})); g == nil || !g.PushTime().IsZero() {
 		t.Fatalf("fixture: the failed-only group is %v", g)
 	}
 	return h, st

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -43,7 +44,7 @@ func TestAPITimeStampsAreThoseOfTheRequestsThatWroteEachFamily(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = st.Push(context.Background(), store.Push{Key: store.NewGroupKey(map[string]string{"job": "j"}), Method: store.Replace, Families: decoded.Families, Time: tm})
+		err = st.Push(context.Background(), store.Push{Key: groupkey.New(map[string]string{"job": "j"}), Method: store.Replace, Families: decoded.Families, Time: tm})
 		if err == nil {
 			t.Fatal("a push with a sample timestamp was accepted")
 		}

@@ -35,6 +35,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -246,7 +247,7 @@ const (
 // Go's default float formatting (fmt.Sprint), counts as integers unless the
 // series carries float counts.
 type seriesView struct {
-	Labels    []store.Label
+	Labels    []groupkey.Label
 	Kind      seriesKind
 	Value     string
 	Quantiles []stringPair   // quantile → value, in pushed order
@@ -287,11 +288,11 @@ func (b nativeBucket) Interval() string {
 
 // newSeriesView formats metric m of a family of type typ.
 func newSeriesView(typ dto.MetricType, m *dto.Metric) seriesView {
-	sv := seriesView{Labels: make([]store.Label, 0, len(m.GetLabel()))}
+	sv := seriesView{Labels: make([]groupkey.Label, 0, len(m.GetLabel()))}
 	for _, lp := range m.GetLabel() {
-		sv.Labels = append(sv.Labels, store.Label{Name: lp.GetName(), Value: lp.GetValue()})
+		sv.Labels = append(sv.Labels, groupkey.Label{Name: lp.GetName(), Value: lp.GetValue()})
 	}
-	slices.SortFunc(sv.Labels, func(a, b store.Label) int {
+	slices.SortFunc(sv.Labels, func(a, b groupkey.Label) int {
 		switch {
 		case a.Name < b.Name:
 			return -1

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -63,7 +64,7 @@ func apiPush(t testing.TB, st *store.Store, at time.Time, fams []*dto.MetricFami
 	for i := 0; i+1 < len(labels); i += 2 {
 		m[labels[i]] = labels[i+1]
 	}
-	if err := st.Push(context.Background(), store.Push{Key: store.NewGroupKey(m), Method: store.Replace, Families: fams, Time: at}); err != nil {
+	if err := st.Push(context.Background(), store.Push{Key: groupkey.New(m), Method: store.Replace, Families: fams, Time: at}); err != nil {
 		t.Fatalf("push to %v: %v", m, err)
 	}
 }

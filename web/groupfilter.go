@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/labelmatch"
 	"github.com/pushgate/pushgate/store"
 )
@@ -40,7 +41,7 @@ func (f groupFilter) matches(g *store.Group) bool {
 
 // matchesKey reports whether key satisfies one of the selectors. A label
 // absent from the key matches as the empty value, as in Prometheus.
-func (f groupFilter) matchesKey(key store.GroupKey) bool {
+func (f groupFilter) matchesKey(key groupkey.Key) bool {
 	if len(f.selectors) == 0 {
 		return true
 	}

@@ -7,7 +7,7 @@ import (
 	"cmp"
 	"strings"
 
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // naturalCompare orders a and b as people read them: runs of ASCII digits
@@ -55,7 +55,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // compareLabelSets orders two label lists sorted by name, label by label:
 // names in byte order, values in natural order; a list that is a prefix of
 // the other comes first.
-func compareLabelSets(a, b []store.Label) int {
+func compareLabelSets(a, b []groupkey.Label) int {
 	for i := range min(len(a), len(b)) {
 		if c := strings.Compare(a[i].Name, b[i].Name); c != 0 {
 			return c

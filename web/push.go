@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/s2"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 )
@@ -62,7 +63,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	// keeps and its errors are new strings, so they go back right after
 	// Push, on every path, before the next push on this goroutine.
 	err = h.store().Push(r.Context(), store.Push{
-		Key:         store.NewGroupKey(labels),
+		Key:         groupkey.New(labels),
 		Method:      method,
 		Families:    decoded.Families,
 		Time:        start,
@@ -88,7 +89,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, rest string) {
 		h.fail(w, "delete", "path", http.StatusBadRequest, err)
 		return
 	}
-	if err := h.store().Delete(r.Context(), store.NewGroupKey(labels)); err != nil {
+	if err := h.store().Delete(r.Context(), groupkey.New(labels)); err != nil {
 		h.writeStoreError(w, "delete", err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -39,7 +40,7 @@ func BenchmarkPush(b *testing.B) {
 			}
 			ctx := context.Background()
 			for i := range groups {
-				k := store.NewGroupKey(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
+				k := groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
 				if err := st.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
 					b.Fatal(err)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -218,7 +219,7 @@ func TestOtherMethodsOnAGroupPathAnswer405WithTheAllowedOnes(t *testing.T) {
 	if rec := do(t, h, http.MethodOptions, "/metrics/job/j", nil, nil); rec.Code != http.StatusOK || rec.Header().Get("Allow") != want {
 		t.Errorf("OPTIONS = %d, Allow %q; want 200, Allow %q", rec.Code, rec.Header().Get("Allow"), want)
 	}
-	if g := st.Group(store.NewGroupKey(map[string]string{"job": "j"})); g == nil || g.PushTime().IsZero() {
+	if g := st.Group(groupkey.New(map[string]string{"job": "j"})); g == nil || g.PushTime().IsZero() {
 		t.Fatal("the group pushed before is gone")
 	}
 	if got := scrapeText(t, h); !strings.Contains(got, `pushgate_rejected_requests_total{handler="push",reason="method"} 2`) {

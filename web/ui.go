@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 //go:embed ui/templates/*.html ui/static/*
@@ -185,7 +185,7 @@ func (b labelBadge) Text() string {
 
 // badges orders labels for display: job first, instance second, the rest by
 // name.
-func badges(labels []store.Label) []labelBadge {
+func badges(labels []groupkey.Label) []labelBadge {
 	out := make([]labelBadge, 0, len(labels))
 	for _, first := range []string{"job", "instance"} {
 		for _, l := range labels {

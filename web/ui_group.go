@@ -12,25 +12,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pushgate/pushgate/store"
+	"github.com/pushgate/pushgate/groupkey"
 )
 
 // encodeGroupParam encodes a grouping key for the ?key= parameter of the
 // group page: unpadded base64url of the key's canonical ID. It is stable
 // across restarts and holds any label value.
-func encodeGroupParam(k store.GroupKey) string {
+func encodeGroupParam(k groupkey.Key) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(k.ID()))
 }
 
 // decodeGroupParam reverses encodeGroupParam.
-func decodeGroupParam(s string) (store.GroupKey, error) {
+func decodeGroupParam(s string) (groupkey.Key, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
 	if err != nil {
-		return store.GroupKey{}, fmt.Errorf("invalid group key %q: %w", s, err)
+		return groupkey.Key{}, fmt.Errorf("invalid group key %q: %w", s, err)
 	}
-	k, err := store.ParseGroupKeyID(string(raw))
+	k, err := groupkey.ParseID(string(raw))
 	if err != nil {
-		return store.GroupKey{}, fmt.Errorf("invalid group key %q: %w", s, err)
+		return groupkey.Key{}, fmt.Errorf("invalid group key %q: %w", s, err)
 	}
 	return k, nil
 }
@@ -38,7 +38,7 @@ func decodeGroupParam(s string) (store.GroupKey, error) {
 // deletePath returns the push-API path that deletes the group, relative to
 // the prefix: metrics/job@base64/<job>{/<name>@base64/<value>}. Every value
 // is base64url with padding, and an empty value is "=", so any value works.
-func deletePath(k store.GroupKey) string {
+func deletePath(k groupkey.Key) string {
 	enc := func(v string) string {
 		if v == "" {
 			return "="

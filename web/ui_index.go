@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/labelmatch"
 	"github.com/pushgate/pushgate/store"
 )
@@ -106,7 +107,7 @@ func parseIndexQuery(v url.Values, now time.Time) (indexQuery, []string) {
 
 // matches reports whether the group key passes the text or matcher filter
 // (the stale threshold aside).
-func (q indexQuery) matches(k store.GroupKey) bool {
+func (q indexQuery) matches(k groupkey.Key) bool {
 	if !q.filter.matchesKey(k) {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -242,7 +243,7 @@ requests_total{code="200"} 1027
 `, "job", "batch", "path", "/var/tmp", "empty", "")
 	apiPush(t, st, apiT0, []*dto.MetricFamily{nativeHistogramFamily()}, "job", "native")
 
-	key := store.NewGroupKey(map[string]string{"job": "batch", "path": "/var/tmp", "empty": ""})
+	key := groupkey.New(map[string]string{"job": "batch", "path": "/var/tmp", "empty": ""})
 	page := uiGet(t, h, "/pg/group?key="+encodeGroupParam(key), http.StatusOK)
 	requireContains(t, page,
 		`<span class="b job">job=&#34;batch&#34;</span>`,
@@ -259,7 +260,7 @@ requests_total{code="200"} 1027
 		`href="/pg/"`,
 	)
 
-	page = uiGet(t, h, "/pg/group?key="+encodeGroupParam(store.NewGroupKey(map[string]string{"job": "native"})), http.StatusOK)
+	page = uiGet(t, h, "/pg/group?key="+encodeGroupParam(groupkey.New(map[string]string{"job": "native"})), http.StatusOK)
 	requireContains(t, page, "native histogram, schema 0, zero threshold 0.001",
 		"<tr><td>[-1, -0.5)</td><td>1</td></tr>",
 		"<tr><td>[-0.001, 0.001]</td><td>4</td></tr>",
@@ -268,7 +269,7 @@ requests_total{code="200"} 1027
 
 func TestUIGroupErrors(t *testing.T) {
 	h, _ := apiTestHandler(t)
-	page := uiGet(t, h, "/group?key="+encodeGroupParam(store.NewGroupKey(map[string]string{"job": "gone"})), http.StatusNotFound)
+	page := uiGet(t, h, "/group?key="+encodeGroupParam(groupkey.New(map[string]string{"job": "gone"})), http.StatusNotFound)
 	requireContains(t, page, "Group not found", `No group {job=&#34;gone&#34;}`)
 	uiGet(t, h, "/group?key=***", http.StatusBadRequest)
 	uiGet(t, h, "/group?key=", http.StatusBadRequest)
@@ -281,7 +282,7 @@ func TestUIGroupParamRoundTrips(t *testing.T) {
 		{"job": "a", "instance": ""},
 		{"job": "a/b", "x": "ü?=&", "empty": ""},
 	} {
-		k := store.NewGroupKey(m)
+		k := groupkey.New(m)
 		got, err := decodeGroupParam(encodeGroupParam(k))
 		if err != nil || got.ID() != k.ID() {
 			t.Errorf("round trip of %v: %v, %v", m, got, err)
@@ -377,7 +378,7 @@ func failPush(t *testing.T, st *store.Store, at time.Time, body string, labels .
 	for i := 0; i+1 < len(labels); i += 2 {
 		m[labels[i]] = labels[i+1]
 	}
-	key := store.NewGroupKey(m)
+	key := groupkey.New(m)
 	if err := st.Push(t.Context(), store.Push{Key: key, Method: store.Replace, Families: mustDecodeText(t, body), Time: at}); err == nil {
 		t.Fatalf("push of %q to %v accepted", body, m)
 	}
@@ -400,8 +401,8 @@ func TestUIShowsTheReasonOfTheLastFailedPush(t *testing.T) {
 	}
 	titles := regexp.MustCompile(`<span class="failed" title="([^"]*)">last push failed</span>`)
 	reasonRow := regexp.MustCompile(`<dt>Reason</dt><dd class="reason">([^<]*)</dd>`)
-	failing := "/group?key=" + encodeGroupParam(store.NewGroupKey(map[string]string{"job": "failing"}))
-	fine := "/group?key=" + encodeGroupParam(store.NewGroupKey(map[string]string{"job": "fine"}))
+	failing := "/group?key=" + encodeGroupParam(groupkey.New(map[string]string{"job": "failing"}))
+	fine := "/group?key=" + encodeGroupParam(groupkey.New(map[string]string{"job": "fine"}))
 
 	index := uiGet(t, h, "/", http.StatusOK)
 	requireNotContains(t, index, "<script>alert")

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal/gobfile"
 	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
@@ -55,7 +56,7 @@ func fillJournal(t *testing.T, path string) *store.Store {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = st.Push(ctx, store.Push{Key: store.NewGroupKey(ps.labels), Method: ps.method, Families: decoded.Families, Time: base.Add(ps.at)})
+		err = st.Push(ctx, store.Push{Key: groupkey.New(ps.labels), Method: ps.method, Families: decoded.Families, Time: base.Add(ps.at)})
 		if (err != nil) != ps.fails {
 			t.Fatalf("push %v: err %v, want failure %v", ps.labels, err, ps.fails)
 		}
@@ -146,7 +147,7 @@ func TestAnExportedFileHoldsEveryGroupAsTheReferenceStoresIt(t *testing.T) {
 	}
 	for i, g := range stored {
 		rg := groups[i]
-		if store.NewGroupKey(rg.Labels).String() != g.Key().String() {
+		if groupkey.New(rg.Labels).String() != g.Key().String() {
 			t.Fatalf("group %d is %v, want %s", i, rg.Labels, g.Key())
 		}
 		fams := g.Families()

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal/gobfile"
 	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
@@ -60,7 +61,7 @@ func TestAReferencePersistenceFileIsImportedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	g := st.Group(store.NewGroupKey(labels))
+	g := st.Group(groupkey.New(labels))
 	if g == nil {
 		t.Fatal("the imported group is missing")
 	}
@@ -94,7 +95,7 @@ func TestAReferencePersistenceFileIsImportedOnce(t *testing.T) {
 		t.Fatalf("restart: %v", err)
 	}
 	defer p2.close()
-	if g := st2.Group(store.NewGroupKey(labels)); g == nil || !g.PushTime().Equal(pushed) {
+	if g := st2.Group(groupkey.New(labels)); g == nil || !g.PushTime().Equal(pushed) {
 		t.Fatalf("after restart the group is %v", g)
 	}
 }
@@ -111,7 +112,7 @@ func TestACorruptJournalStopsTheStartUnlessToldToStartEmpty(t *testing.T) {
 	}
 	for i := 0; i < 3; i++ {
 		decoded, _ := exposition.Decode(strings.NewReader("m 1\n"), "", exposition.DecodeOptions{})
-		k := store.NewGroupKey(map[string]string{"job": "j", "instance": string(rune('a' + i))})
+		k := groupkey.New(map[string]string{"job": "j", "instance": string(rune('a' + i))})
 		if err := st.Push(ctx, store.Push{Key: k, Families: decoded.Families, Time: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +201,7 @@ func TestImportingAPoisonedReferenceFileKeepsThePushedData(t *testing.T) {
 		t.Fatalf("restart: %v", err)
 	}
 	defer p2.close()
-	g := st2.Group(store.NewGroupKey(data))
+	g := st2.Group(groupkey.New(data))
 	if g == nil || !g.PushTime().Equal(pushed) || len(st2.Groups()) != 1 {
 		t.Fatalf("after restart: group %v, %d groups; want {job=\"s1\"} pushed at %v, alone", g, len(st2.Groups()), pushed)
 	}

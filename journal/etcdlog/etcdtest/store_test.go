@@ -14,6 +14,7 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/etcdlog"
 	"github.com/pushgate/pushgate/scrape"
@@ -65,8 +66,8 @@ func scrapeText(t testing.TB, s *store.Store) []byte {
 	return buf.Bytes()
 }
 
-func groupKey(instance int) store.GroupKey {
-	return store.NewGroupKey(map[string]string{"job": payload.Job, "instance": fmt.Sprint("i", instance)})
+func groupKey(instance int) groupkey.Key {
+	return groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprint("i", instance)})
 }
 
 func TestReplicasFollowingTheLeaderServeTheSameBytes(t *testing.T) {

@@ -1,4 +1,7 @@
-package store
+// Package groupkey holds the identity of a metric group: its grouping labels,
+// their canonical ID (written by New, read back by ParseID) and the label
+// set rendering used in logs and error messages.
+package groupkey
 
 import (
 	"errors"
@@ -14,10 +17,10 @@ type Label struct {
 	Name, Value string
 }
 
-// GroupKey identifies a metric group: the job label plus any further grouping
+// Key identifies a metric group: the job label plus any further grouping
 // labels from the push URL. Two keys are equal when their label sets are equal;
 // {job="a"} and {job="a",instance=""} are different keys, as in the reference.
-type GroupKey struct {
+type Key struct {
 	id     string
 	labels []Label
 }
@@ -27,16 +30,26 @@ type GroupKey struct {
 // reference Pushgateway's persistence map keys).
 const keySeparator = "\xff"
 
-// NewGroupKey returns the key for the given grouping labels. The map is not
+// New returns the key for the given grouping labels. The map is not
 // retained.
-func NewGroupKey(labels map[string]string) GroupKey {
+func New(labels map[string]string) Key {
 	ls := make([]Label, 0, len(labels))
 	for n, v := range labels {
 		ls = append(ls, Label{Name: n, Value: v})
 	}
 	slices.SortFunc(ls, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+	return Key{id: formatID(ls), labels: ls}
+}
+
+// ID returns the canonical encoding of the key (formatID); ParseID reverses
+// it.
+func (k Key) ID() string { return k.id }
+
+// formatID writes the canonical ID of labels sorted by name: name, 0xFF,
+// value, 0xFF, … with no trailing separator.
+func formatID(labels []Label) string {
 	var b strings.Builder
-	for i, l := range ls {
+	for i, l := range labels {
 		if i > 0 {
 			b.WriteString(keySeparator)
 		}
@@ -44,36 +57,31 @@ func NewGroupKey(labels map[string]string) GroupKey {
 		b.WriteString(keySeparator)
 		b.WriteString(l.Value)
 	}
-	return GroupKey{id: b.String(), labels: ls}
+	return b.String()
 }
 
-// ID returns the canonical encoding of the key: label names sorted, then
-// name, 0xFF, value, 0xFF, … with no trailing separator. ParseGroupKeyID
-// reverses it.
-func (k GroupKey) ID() string { return k.id }
-
-// ParseGroupKeyID returns the key whose ID is id: ParseGroupKeyID(k.ID())
-// is k for every key k. An id that does not split at 0xFF into name/value
-// pairs (the empty string included) is an error. Pairs need not be sorted,
-// and of a repeated name the last value counts.
-func ParseGroupKeyID(id string) (GroupKey, error) {
+// ParseID returns the key whose ID is id: ParseID(k.ID()) is k for every
+// key k. An id that does not split at 0xFF into name/value pairs (the empty
+// string included) is an error. Pairs need not be sorted, and of a repeated
+// name the last value counts.
+func ParseID(id string) (Key, error) {
 	parts := strings.Split(id, keySeparator)
 	if len(parts)%2 != 0 {
-		return GroupKey{}, errors.New("not a list of label pairs")
+		return Key{}, errors.New("not a list of label pairs")
 	}
 	labels := make(map[string]string, len(parts)/2)
 	for i := 0; i < len(parts); i += 2 {
 		labels[parts[i]] = parts[i+1]
 	}
-	return NewGroupKey(labels), nil
+	return New(labels), nil
 }
 
 // Labels returns the grouping labels sorted by name. The slice must not be
 // modified.
-func (k GroupKey) Labels() []Label { return k.labels }
+func (k Key) Labels() []Label { return k.labels }
 
 // Get returns the value of the named grouping label and whether it is present.
-func (k GroupKey) Get(name string) (string, bool) {
+func (k Key) Get(name string) (string, bool) {
 	for _, l := range k.labels {
 		if l.Name == name {
 			return l.Value, true
@@ -83,13 +91,13 @@ func (k GroupKey) Get(name string) (string, bool) {
 }
 
 // Job returns the job label.
-func (k GroupKey) Job() string {
+func (k Key) Job() string {
 	v, _ := k.Get("job")
 	return v
 }
 
 // Map returns the grouping labels as a new map.
-func (k GroupKey) Map() map[string]string {
+func (k Key) Map() map[string]string {
 	m := make(map[string]string, len(k.labels))
 	for _, l := range k.labels {
 		m[l.Name] = l.Value
@@ -100,7 +108,7 @@ func (k GroupKey) Map() map[string]string {
 // String renders the key like a label set, {instance="x",job="a"}, for logs
 // and error messages. A name that is not a legacy label name is quoted, as
 // Prometheus 3 writes it, so that the result stays on one line.
-func (k GroupKey) String() string {
+func (k Key) String() string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for i, l := range k.labels {

@@ -1,4 +1,4 @@
-package store
+package groupkey
 
 import "testing"
 
@@ -9,13 +9,13 @@ func TestParseGroupKeyIDReversesID(t *testing.T) {
 		{"job": "", "x": "ü?=&/", "empty": ""},
 		{"job": "a", "a.b": "c\nd"},
 	} {
-		k := NewGroupKey(labels)
-		got, err := ParseGroupKeyID(k.ID())
+		k := New(labels)
+		got, err := ParseID(k.ID())
 		if err != nil {
-			t.Fatalf("ParseGroupKeyID(%q): %v", k.ID(), err)
+			t.Fatalf("ParseID(%q): %v", k.ID(), err)
 		}
 		if got.ID() != k.ID() || got.String() != k.String() {
-			t.Errorf("ParseGroupKeyID(%q) = %s, want %s", k.ID(), got, k)
+			t.Errorf("ParseID(%q) = %s, want %s", k.ID(), got, k)
 		}
 	}
 }
@@ -35,15 +35,15 @@ func TestParseGroupKeyID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseGroupKeyID(tt.id)
+			got, err := ParseID(tt.id)
 			if tt.wantErr {
 				if err == nil {
-					t.Fatalf("ParseGroupKeyID(%q) = %s, want an error", tt.id, got)
+					t.Fatalf("ParseID(%q) = %s, want an error", tt.id, got)
 				}
 				return
 			}
 			if err != nil || got.String() != tt.want {
-				t.Fatalf("ParseGroupKeyID(%q) = %s, %v; want %s", tt.id, got, err, tt.want)
+				t.Fatalf("ParseID(%q) = %s, %v; want %s", tt.id, got, err, tt.want)
 			}
 		})
 	}
