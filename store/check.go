@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
+	"github.com/pushgate/pushgate/seriesid"
 )
 
 // Names of the synthetic families the gateway keeps for every group. Pushed
@@ -75,7 +75,7 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 	}
 	if utf8Names {
 		for _, l := range key.Labels() {
-			if err := checkLabelNameEscapes("", l.Name); err != nil {
+			if err := seriesid.CheckLabelNameEscapes("", l.Name); err != nil {
 				return nil, err
 			}
 		}
@@ -126,7 +126,7 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 			if err := exposition.CheckExemplars(m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
-			if err := checkSampleSeries(mf.GetType(), m); err != nil {
+			if err := seriesid.CheckSampleSeries(mf.GetType(), m); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
 			// Room for this metric's labels, capped so that appending
@@ -141,12 +141,12 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 				return nil, err
 			}
 			m.Label = labels
-			if err := checkReservedLabels(mf.GetType(), labels); err != nil {
+			if err := seriesid.CheckReservedLabels(mf.GetType(), labels); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
-			sh := seriesHash(&h, name, labels)
+			sh := seriesid.Hash(&h, name, labels)
 			if _, dup := seen[sh]; dup {
-				return nil, fmt.Errorf("duplicate series %s in the push", seriesString(name, labels))
+				return nil, fmt.Errorf("duplicate series %s in the push", seriesid.String(name, labels))
 			}
 			seen[sh] = struct{}{}
 			hashes = append(hashes, sh)
@@ -158,9 +158,9 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 			pf.plain = exposition.LegacyNames(mf)
 		}
 		if utf8Names {
-			pf.labels = familyLabelNames(mf)
+			pf.labels = seriesid.FamilyLabelNames(mf)
 			for _, l := range pf.labels {
-				if err := checkLabelNameEscapes(name, l); err != nil {
+				if err := seriesid.CheckLabelNameEscapes(name, l); err != nil {
 					return nil, err
 				}
 			}
@@ -215,44 +215,6 @@ func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, gr
 		}
 	}
 	return out, nil
-}
-
-// checkReservedLabels rejects labels that would clash with the series a
-// summary or histogram expands into.
-func checkReservedLabels(typ dto.MetricType, labels []*dto.LabelPair) error {
-	var reserved string
-	switch typ {
-	case dto.MetricType_SUMMARY:
-		reserved = "quantile"
-	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-		reserved = "le"
-	default:
-		return nil
-	}
-	for _, lp := range labels {
-		if lp.GetName() == reserved {
-			return fmt.Errorf("a %s must not have an explicit %q label", strings.ToLower(typ.String()), reserved)
-		}
-	}
-	return nil
-}
-
-// seriesString renders a series for error messages: name{a="b",c="d"}, with
-// names that are not legacy names quoted, as Prometheus 3 writes them.
-func seriesString(name string, labels []*dto.LabelPair) string {
-	var b strings.Builder
-	b.WriteString(exposition.QuoteMetricName(name))
-	b.WriteByte('{')
-	for i, lp := range labels {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(exposition.QuoteLabelName(lp.GetName()))
-		b.WriteByte('=')
-		b.WriteString(strconv.Quote(lp.GetValue()))
-	}
-	b.WriteByte('}')
-	return b.String()
 }
 
 // groupingPairs returns the key's labels as label pairs, plus instance=""

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/seriesid"
 )
 
 // HELP texts of the synthetic families, as the reference Pushgateway words them.
@@ -126,9 +127,9 @@ func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc expos
 	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
-	pf := preparedFamily{mf: mf, series: []uint64{seriesHash(&h, name, labels)}, plain: exposition.LegacyNames(mf)}
+	pf := preparedFamily{mf: mf, series: []uint64{seriesid.Hash(&h, name, labels)}, plain: exposition.LegacyNames(mf)}
 	if s.opts.UTF8Names {
-		pf.labels = familyLabelNames(mf)
+		pf.labels = seriesid.FamilyLabelNames(mf)
 	}
 	f, err := newFamily(pf, t, enc, true, sc)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
+	"github.com/pushgate/pushgate/seriesid"
 )
 
 // nameEntry is the consistency index's record for one metric name: the type
@@ -46,14 +47,15 @@ const noGroup = ^groupNum(0)
 type index struct {
 	names map[string]*nameEntry
 	// claims maps every name a stored family exposes under every checked
-	// escaping (see claims) to the family's metric name, so that a new name
+	// escaping (seriesid.Claims) to the family's metric name, so that a new name
 	// is checked against all others in time proportional to its claims.
 	claims map[string]string
-	// schemes are the escapings claims are made under (claimSchemes).
+	// schemes are the escapings claims are made under (seriesid.ClaimSchemes).
 	schemes []model.EscapingScheme
 	// labels is kept under the UTF-8 name rules only (nil otherwise): it
-	// maps every stored label name as each escaping writes it (labelKey) to
-	// the name and the number of families holding it.
+	// maps every stored label name as each escaping writes it
+	// (seriesid.LabelKey) to the name and the number of families holding
+	// it.
 	labels map[string]*labelEntry
 	// nums, gids and families number the groups: a group keeps its number
 	// while it holds families, and free lists the numbers to reuse.
@@ -74,7 +76,7 @@ func newIndex(utf8Names bool) *index {
 		names:   make(map[string]*nameEntry),
 		nums:    make(map[string]groupNum),
 		claims:  make(map[string]string),
-		schemes: claimSchemes(utf8Names),
+		schemes: seriesid.ClaimSchemes(utf8Names),
 	}
 	if utf8Names {
 		ix.labels = make(map[string]*labelEntry)
@@ -84,8 +86,8 @@ func newIndex(utf8Names bool) *index {
 
 // Reserve registers the gateway's own metric families: pushed families of
 // the same names must have the same type, the built-in HELP wins, and no
-// pushed family may expose a name one of them exposes (claims). Call it
-// before serving, with every family the gateway can ever expose.
+// pushed family may expose a name one of them exposes (seriesid.Claims).
+// Call it before serving, with every family the gateway can ever expose.
 func (s *Store) Reserve(builtin []*dto.MetricFamily) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,7 +113,7 @@ func (ix *index) reserve(name string, typ dto.MetricType, help string) {
 
 // claim records the claims of a name new to the store.
 func (ix *index) claim(name string, typ dto.MetricType) {
-	for _, c := range claims(name, typ, ix.schemes) {
+	for _, c := range seriesid.Claims(name, typ, ix.schemes) {
 		if _, taken := ix.claims[c]; !taken {
 			ix.claims[c] = name
 		}
@@ -120,7 +122,7 @@ func (ix *index) claim(name string, typ dto.MetricType) {
 
 // unclaim forgets the claims of a name that left the store.
 func (ix *index) unclaim(name string, typ dto.MetricType) {
-	for _, c := range claims(name, typ, ix.schemes) {
+	for _, c := range seriesid.Claims(name, typ, ix.schemes) {
 		if ix.claims[c] == name {
 			delete(ix.claims, c)
 		}
@@ -133,8 +135,8 @@ func (ix *index) holdLabels(names []string) {
 		return
 	}
 	for _, n := range names {
-		for _, s := range labelSchemes {
-			k := labelKey(n, s)
+		for _, s := range seriesid.LabelSchemes() {
+			k := seriesid.LabelKey(n, s)
 			le := ix.labels[k]
 			if le == nil {
 				le = &labelEntry{name: n}
@@ -153,8 +155,8 @@ func (ix *index) releaseLabels(names []string) {
 		return
 	}
 	for _, n := range names {
-		for _, s := range labelSchemes {
-			k := labelKey(n, s)
+		for _, s := range seriesid.LabelSchemes() {
+			k := seriesid.LabelKey(n, s)
 			if le := ix.labels[k]; le != nil && le.name == n {
 				if le.refs--; le.refs <= 0 {
 					delete(ix.labels, k)
@@ -265,8 +267,8 @@ func (ix *index) live(name string, old, result map[string]*Family) bool {
 // check verifies that replacing the families of group gid (old) by result
 // keeps the merged store valid, looking only at the families in changed:
 // one type per name across groups, no series owned by another group, no
-// two names exposing one name (claims), and under the UTF-8 name rules no
-// two label names written alike by some escaping. owner names a group for
+// two names exposing one name (seriesid.Claims), and under the UTF-8 name
+// rules no two label names written alike by some escaping. owner names a group for
 // error messages.
 func (ix *index) check(gid string, old, result map[string]*Family, changed []preparedFamily, owner func(gid string) string) error {
 	self := ix.num(gid)
@@ -292,7 +294,7 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 					if o, ok := e.series[h]; ok && o != self {
 						series := fmt.Sprintf("%q", name)
 						if i < len(pf.mf.Metric) {
-							series = seriesString(name, pf.mf.Metric[i].Label)
+							series = seriesid.String(name, pf.mf.Metric[i].Label)
 						}
 						return fmt.Errorf("series %s is already pushed by group %s", series, owner(ix.gids[o]))
 					}
@@ -326,13 +328,13 @@ func (ix *index) checkClaims(name string, typ dto.MetricType, old, result map[st
 	if local.claims == nil {
 		local.claims = make(map[string]string)
 	}
-	for _, c := range claims(name, typ, ix.schemes) {
+	for _, c := range seriesid.Claims(name, typ, ix.schemes) {
 		other, ok := ix.claims[c]
 		if !ok || other == name || !ix.live(other, old, result) {
 			other, ok = local.claims[c]
 		}
 		if ok && other != name {
-			return fmt.Errorf("%s %q collides with %s %q: both would expose %s", typeName(typ), name, ix.typeOf(other, result), other, describeClaim(c))
+			return fmt.Errorf("%s %q collides with %s %q: both would expose %s", typeName(typ), name, ix.typeOf(other, result), other, seriesid.DescribeClaim(c))
 		}
 		local.claims[c] = name
 	}
@@ -357,8 +359,8 @@ func (ix *index) checkLabels(metric string, names []string, old, result map[stri
 		local.labels = make(map[string]string)
 	}
 	for _, n := range names {
-		for _, s := range labelSchemes {
-			k := labelKey(n, s)
+		for _, s := range seriesid.LabelSchemes() {
+			k := seriesid.LabelKey(n, s)
 			other := ""
 			if le := ix.labels[k]; le != nil && le.name != n && le.refs > replacedHolding(le.name, old, result) {
 				other = le.name

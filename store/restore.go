@@ -12,6 +12,7 @@ import (
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/seriesid"
 )
 
 // Restore loads one journal record (a key and a group encoded by the store)
@@ -116,7 +117,7 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 		h.Reset()
 		h.WriteString(name)
 		for _, l := range labels {
-			hashLabel(h, l.Name, l.Value)
+			seriesid.HashLabel(h, l.Name, l.Value)
 			f.plain = f.plain && exposition.ValidLabelName(string(l.Name), false)
 			if s.opts.UTF8Names && !slices.Contains(f.labels, string(l.Name)) {
 				f.labels = append(f.labels, string(l.Name))
