@@ -1,6 +1,7 @@
 // Package groupkey holds the identity of a metric group: its grouping labels,
-// their canonical ID (written by New, read back by ParseID) and the label
-// set rendering used in logs and error messages.
+// their canonical ID (written by New, read back by ParseID), the label set
+// rendering used in logs and error messages, and the labels the key gives
+// the series pushed under it (Labeler).
 package groupkey
 
 import (

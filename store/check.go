@@ -3,12 +3,8 @@ package store
 import (
 	"fmt"
 	"hash/maphash"
-	"slices"
-	"strings"
-	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
@@ -63,7 +59,7 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 			return nil, err
 		}
 	}
-	grouping := groupingPairs(key, false)
+	labeler := key.Labeler(utf8Names, lim)
 	// Under the legacy name rules every metric and label name is checked
 	// below against them, so with a legacy grouping key only a family's
 	// exemplar label names remain to be looked at to know it is plain (a
@@ -80,17 +76,12 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 			}
 		}
 	}
-	_, hasInstance := key.Get("instance")
-	var emptyInstance *dto.LabelPair
-	if !hasInstance {
-		emptyInstance = &dto.LabelPair{Name: proto.String("instance"), Value: proto.String("")}
-	}
 
 	slabSize, maxMetrics, totalMetrics := 0, 0, 0
 	for _, mf := range families {
 		totalMetrics += len(mf.Metric)
 		for _, m := range mf.Metric {
-			slabSize += len(m.Label) + len(grouping) + 1
+			slabSize += len(m.Label) + labeler.Extra()
 		}
 		maxMetrics = max(maxMetrics, len(mf.Metric))
 	}
@@ -131,8 +122,8 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 			}
 			// Room for this metric's labels, capped so that appending
 			// cannot run into the next metric's.
-			room := slab[len(slab) : len(slab) : len(slab)+len(m.Label)+len(grouping)+1]
-			labels, err := sanitizeLabels(room, name, m.Label, grouping, emptyInstance, key, utf8Names, lim)
+			room := slab[len(slab) : len(slab) : len(slab)+len(m.Label)+labeler.Extra()]
+			labels, err := labeler.Labels(room, name, m.Label)
 			if err != nil {
 				return nil, err
 			}
@@ -168,84 +159,4 @@ func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim
 		out = append(out, pf)
 	}
 	return out, nil
-}
-
-// sanitizeLabels appends to out (empty, with room for in, grouping and one
-// more) the metric's labels with the grouping labels forced to the key's
-// values, emptyInstance (nil when the key has an instance label) added when
-// the body has no instance label either, sorted by name. Errors name the
-// metric.
-func sanitizeLabels(out []*dto.LabelPair, metric string, in []*dto.LabelPair, grouping []*dto.LabelPair, emptyInstance *dto.LabelPair, key groupkey.Key, utf8Names bool, lim limits.Limits) ([]*dto.LabelPair, error) {
-	// A series with far more labels than the limit is rejected before the
-	// copy and sort below; body labels the grouping key overwrites are too
-	// few to matter.
-	if lim.MaxLabelsPerSeries > 0 && len(in) > lim.MaxLabelsPerSeries+len(grouping) {
-		return nil, lim.CheckLabelCount(metric, len(in))
-	}
-	bodyInstance := false
-	for _, lp := range in {
-		n := lp.GetName()
-		if _, grouped := key.Get(n); grouped {
-			continue
-		}
-		if err := lim.CheckLabel(metric, n, lp.GetValue()); err != nil {
-			return nil, err
-		}
-		if strings.HasPrefix(n, "__") || !exposition.ValidLabelName(n, utf8Names) {
-			return nil, fmt.Errorf("metric %q: invalid label name %q", metric, n)
-		}
-		if !utf8.ValidString(lp.GetValue()) {
-			return nil, fmt.Errorf("metric %q: label %q has a value that is not valid UTF-8", metric, n)
-		}
-		if n == "instance" {
-			bodyInstance = true
-		}
-		out = append(out, lp)
-	}
-	out = append(out, grouping...)
-	if emptyInstance != nil && !bodyInstance {
-		out = append(out, emptyInstance)
-	}
-	// slices.SortFunc, not sort.Slice: the latter's reflect-based swapper
-	// allocated on every metric.
-	slices.SortFunc(out, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
-	for i := 1; i < len(out); i++ {
-		if out[i].GetName() == out[i-1].GetName() {
-			return nil, fmt.Errorf("metric %q: duplicate label name %q", metric, out[i].GetName())
-		}
-	}
-	return out, nil
-}
-
-// groupingPairs returns the key's labels as label pairs, plus instance=""
-// when the key has no instance label, sorted by name. It allocates three
-// times (pairs, strings, pointers) instead of three times per label: label
-// pairs made one by one were 5 of a push's 113 allocations.
-func groupingPairs(key groupkey.Key, withInstance bool) []*dto.LabelPair {
-	n := len(key.Labels())
-	_, hasInstance := key.Get("instance")
-	addInstance := withInstance && !hasInstance
-	if addInstance {
-		n++
-	}
-	pairs := make([]dto.LabelPair, n)
-	strs := make([]string, 0, 2*n)
-	out := make([]*dto.LabelPair, 0, n)
-	add := func(name, value string) {
-		strs = append(strs, name, value)
-		p := &pairs[len(out)]
-		p.Name, p.Value = &strs[len(strs)-2], &strs[len(strs)-1]
-		out = append(out, p)
-	}
-	for _, l := range key.Labels() {
-		if addInstance && l.Name > "instance" {
-			add("instance", "")
-			addInstance = false
-		}
-		add(l.Name, l.Value)
-	}
-	if addInstance {
-		add("instance", "")
-	}
-	return out
 }

@@ -118,7 +118,7 @@ func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc expos
 	if name == PushFailureTimeName {
 		help = pushFailureTimeHelp
 	}
-	labels := groupingPairs(key, true)
+	labels := key.LabelPairs(true)
 	mf := &dto.MetricFamily{
 		Name:   proto.String(name),
 		Help:   proto.String(help),

@@ -1,7 +1,6 @@
-// Package store holds the pushed metric groups: grouping keys, groups and
-// their families, the consistency index that checks a push against the whole
-// store in time proportional to the push, and the ordered view that scrapes
-// stream from.
+// Package store holds the pushed metric groups: groups and their families,
+// the consistency index that checks a push against the whole store in time
+// proportional to the push, and the ordered view that scrapes stream from.
 package store
 
 import (
