@@ -2,7 +2,7 @@ package groupkey
 
 import "testing"
 
-func TestParseGroupKeyIDReversesID(t *testing.T) {
+func TestParseIDReversesID(t *testing.T) {
 	for _, labels := range []map[string]string{
 		{"job": "a"},
 		{"job": "a", "instance": ""},
@@ -20,7 +20,7 @@ func TestParseGroupKeyIDReversesID(t *testing.T) {
 	}
 }
 
-func TestParseGroupKeyID(t *testing.T) {
+func TestParseID(t *testing.T) {
 	tests := []struct {
 		name    string
 		id      string
