@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,11 +119,30 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	forwarded := r.Header.Get(ForwardedByHeader) != ""
-	body := &unreadBody{r: r.Body}
+	// The body, read once the write is to be forwarded (a write this
+	// replica takes reads it itself).
+	var (
+		whole  []byte
+		stream *unreadBody
+		held   bool
+	)
 	deadline := time.Now().Add(f.opts.LeaderWait)
 	var lastErr error
 	for {
 		if release, ok := f.c.BeginWrite(); ok {
+			if held {
+				// This replica came to lead while the write waited.
+				if stream != nil && stream.read {
+					release()
+					f.h.fail(w, handler, "forward", http.StatusServiceUnavailable,
+						fmt.Errorf("%w: this replica came to lead after part of the body went to the last one; retry", errNoLeader))
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(whole))
+				if stream != nil {
+					r.Body = io.NopCloser(stream.r)
+				}
+			}
 			f.h.ServeHTTP(&positionWriter{ResponseWriter: w, c: f.c}, r)
 			release()
 			return
@@ -140,13 +160,30 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				fmt.Errorf("%w here: the leader is %s now; retry", errNoLeader, leader))
 			return
 		default:
-			resp, err := f.send(r, leader, body)
+			if !held {
+				var err error
+				if whole, stream, err = readForwardBody(r, forwardBuffer); err != nil {
+					f.h.fail(w, handler, "body", http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err))
+					return
+				}
+				held = true
+			}
+			var body io.Reader = http.NoBody
+			length := int64(len(whole))
+			switch {
+			case stream != nil:
+				body, length = stream, r.ContentLength
+			case len(whole) > 0:
+				body = bytes.NewReader(whole)
+			}
+			resp, err := f.send(r, leader, body, length)
 			if err == nil {
 				f.answer(w, r, handler, leader, resp)
 				return
 			}
-			if body.read {
-				// Part of the body is gone: it cannot be sent again.
+			if stream != nil && stream.read {
+				// Part of a body too large to hold is gone: it cannot be
+				// sent again.
 				f.h.fail(w, handler, "forward", http.StatusServiceUnavailable,
 					fmt.Errorf("forwarding the write to the leader at %s failed: %w", leader, err))
 				return
@@ -161,17 +198,41 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// send forwards r to leader.
-func (f *forwarder) send(r *http.Request, leader string, body *unreadBody) (*http.Response, error) {
-	var b io.Reader = http.NoBody
-	if r.ContentLength != 0 {
-		b = body
+// forwardBuffer is the largest request body a follower holds in memory
+// while it forwards the write, so that a write whose leader died while
+// receiving it goes to the next leader instead of failing (the default
+// --push.max-body-bytes is larger, but pushes are rarely over a few
+// hundred KB). A larger body is streamed, and a failure mid-body is
+// answered 503.
+const forwardBuffer = 1 << 20
+
+// readForwardBody reads r's body when it holds at most limit bytes
+// (whole), or returns a stream of it, the bytes read so far in front
+// (stream).
+func readForwardBody(r *http.Request, limit int) (whole []byte, stream *unreadBody, err error) {
+	if r.ContentLength == 0 || r.Body == nil || r.ContentLength > int64(limit) {
+		if r.ContentLength == 0 || r.Body == nil {
+			return nil, nil, nil
+		}
+		return nil, &unreadBody{r: r.Body}, nil
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimRight(leader, "/")+r.URL.RequestURI(), b)
+	b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(b) <= limit {
+		return b, nil, nil
+	}
+	return nil, &unreadBody{r: io.MultiReader(bytes.NewReader(b), r.Body)}, nil
+}
+
+// send forwards r to leader with body, of length bytes (-1: unknown).
+func (f *forwarder) send(r *http.Request, leader string, body io.Reader, length int64) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimRight(leader, "/")+r.URL.RequestURI(), body)
 	if err != nil {
 		return nil, fmt.Errorf("build forwarded request: %w", err)
 	}
-	out.ContentLength = r.ContentLength
+	out.ContentLength = length
 	for name, values := range r.Header {
 		if !hopByHop(name) {
 			out.Header[name] = values
@@ -274,9 +335,9 @@ func (w *positionWriter) Write(b []byte) (int, error) {
 // Unwrap returns the wrapped writer, for http.ResponseController.
 func (w *positionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// unreadBody is a request body being forwarded: it records whether any of
-// it was read (a write whose body is untouched can be sent to another
-// leader), and leaves closing to the server.
+// unreadBody is a request body too large to hold, being forwarded: it
+// records whether any of it was read (a write whose body is untouched can
+// be sent to another leader), and leaves closing to the server.
 type unreadBody struct {
 	r    io.Reader
 	read bool

@@ -220,3 +220,26 @@ func TestAReplicaStillLoadingForwardsNothing(t *testing.T) {
 	default:
 	}
 }
+
+func TestAWriteGoesToTheNextLeaderWhenTheFirstDiesWhileReceivingIt(t *testing.T) {
+	// The first leader reads the request, body and all, then dies without
+	// answering, as a killed leader replica does.
+	dying := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(dying.Close)
+	leader, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{})
+	fwd := h.Forward(&fakeCluster{leaders: []string{dying.URL, leader.URL}}, ForwardOptions{})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("push = %d %q, want 200 from the next leader", w.Code, w.Body)
+	}
+	if got := <-seen; got.body != "g 1\n" {
+		t.Errorf("the next leader received body %q", got.body)
+	}
+}
