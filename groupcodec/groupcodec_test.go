@@ -2,12 +2,14 @@ package groupcodec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -25,19 +27,35 @@ func sample() Group {
 	}
 }
 
-func TestARecordDecodesToTheGroupEncoded(t *testing.T) {
+// packed returns the s2 block of b.
+func packed(b []byte) []byte { return s2.Encode(nil, b) }
+
+func TestARecordDecodesToTheGroupEncodedWithItsMetricsPacked(t *testing.T) {
 	want := sample()
 	got, err := Decode(Encode(&want))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An empty byte string decodes as an empty slice of the record.
-	if len(got.Families[1].Metrics) != 0 {
-		t.Fatalf("metrics of b = %v, want none", got.Families[1].Metrics)
+	for i := range want.Families {
+		f := &want.Families[i]
+		f.Packed, f.Metrics = packed(f.Metrics), nil
 	}
-	got.Families[1].Metrics = nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded %+v\nwant %+v", got, want)
+	}
+}
+
+func TestEncodeKeepsAPackedBlockAsItIs(t *testing.T) {
+	g := sample()
+	// Not a block s2 would write for these metrics: Encode must not
+	// recompress what it is given.
+	g.Families[0].Packed = []byte{4, 0x0c, 0x22, 0x02, 0x1a, 0x00}
+	got, err := Decode(Encode(&g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Families[0].Packed, g.Families[0].Packed) {
+		t.Errorf("packed = %v, want %v", got.Families[0].Packed, g.Families[0].Packed)
 	}
 }
 
@@ -46,40 +64,100 @@ func TestARecordIsTheDocumentedLayout(t *testing.T) {
 		Labels:      []Label{{"job", "j"}},
 		PushTime:    time.Unix(0, 5),
 		FailureTime: time.Time{},
-		Families:    []Family{{Name: "m", Type: dto.MetricType_GAUGE, LastPush: time.Unix(0, 2), Metrics: []byte{0xAA}}},
+		Families:    []Family{{Name: "m", Type: dto.MetricType_GAUGE, LastPush: time.Unix(0, 2), Packed: []byte{1, 0, 0xAA}}},
 	}
-	want := []byte{
-		2,  // version
+	head := []byte{
 		10, // push time 5, zigzag varint
 		0,  // failure time: never
 		1,  // one label
 		3, 'j', 'o', 'b', 1, 'j',
 		1,      // one family
 		1, 'm', // name
-		0,       // help
-		1,       // type GAUGE
-		0,       // unit
-		4,       // last push 2, zigzag varint
-		1, 0xAA, // metrics
+		0, // help
+		1, // type GAUGE
+		0, // unit
+		4, // last push 2, zigzag varint
+		3, // the length of its metrics' block
 		0, // failure reason
 	}
+	packedHead := s2.Encode(nil, head)
+	want := append([]byte{3, byte(len(packedHead))}, packedHead...) // version, head
+	want = append(want, 1, 0, 0xAA)                                 // the family's block
 	if got := Encode(&g); !bytes.Equal(got, want) {
 		t.Errorf("Encode = %v, want %v", got, want)
 	}
 }
 
-func TestAVersion1RecordDecodesWithoutAReason(t *testing.T) {
-	g := sample()
-	g.FailureReason = ""
-	v2 := Encode(&g)
-	// Version 1 is version 2 without the trailing (here empty) reason.
-	v1 := append([]byte{1}, v2[1:len(v2)-1]...)
-	got, err := Decode(v1)
-	if err != nil {
-		t.Fatal(err)
+// legacyRecord returns g as a record of version 1 or 2 holds it: the
+// metrics raw, and (version 2) the reason at the end.
+func legacyRecord(version byte, g *Group) []byte {
+	b := []byte{version}
+	b = binary.AppendVarint(b, timeNanos(g.PushTime))
+	b = binary.AppendVarint(b, timeNanos(g.FailureTime))
+	b = binary.AppendUvarint(b, uint64(len(g.Labels)))
+	for _, l := range g.Labels {
+		b = appendString(b, l.Name)
+		b = appendString(b, l.Value)
 	}
-	if len(got.Families) != 2 || got.Families[0].Name != "a_total" || got.FailureReason != "" || !got.PushTime.Equal(g.PushTime) {
-		t.Errorf("version 1 record decoded as %+v", got)
+	b = binary.AppendUvarint(b, uint64(len(g.Families)))
+	for _, f := range g.Families {
+		b = appendString(b, f.Name)
+		b = appendString(b, f.Help)
+		b = binary.AppendUvarint(b, uint64(f.Type))
+		b = appendString(b, f.Unit)
+		b = binary.AppendVarint(b, timeNanos(f.LastPush))
+		b = appendString(b, string(f.Metrics))
+	}
+	if version >= 2 {
+		b = appendString(b, g.FailureReason)
+	}
+	return b
+}
+
+func TestOlderVersionsDecodeWithTheirMetricsRaw(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version byte
+		reason  string
+	}{
+		{"a version 1 record decodes without a reason", 1, ""},
+		{"a version 2 record decodes with its reason", 2, "a one-line reason"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := sample()
+			want.Families[1].Metrics = []byte{}
+			want.FailureReason = tc.reason
+			got, err := Decode(legacyRecord(tc.version, &want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("decoded %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestCompressedTellsARecordOfVersion3FromAnyS2Block(t *testing.T) {
+	g := sample()
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want bool
+	}{
+		{"a version 3 record is compressed", Encode(&g), true},
+		{"the shortest version 3 record is compressed", Encode(&Group{}), true},
+		{"the shortest version 3 record is 9 bytes", Encode(&Group{})[:minRecordLen-1], false},
+		{"a version 2 record is not", legacyRecord(2, &g), false},
+		{"the s2 block of a version 2 record is not", packed(legacyRecord(2, &g)), false},
+		{"the s2 block of 3 bytes, which starts with byte 3, is not", packed([]byte{1, 2, 3}), false},
+		{"nothing is not", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Compressed(tc.b); got != tc.want {
+				t.Errorf("Compressed(%v) = %v, want %v", tc.b, got, tc.want)
+			}
+		})
 	}
 }
 
@@ -97,7 +175,7 @@ func TestAnUnknownVersionIsAnError(t *testing.T) {
 	g := sample()
 	b := Encode(&g)
 	b[0] = Version + 1
-	if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), "version 3") {
-		t.Errorf("err = %v, want an unknown version 3", err)
+	if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), "version 4") {
+		t.Errorf("err = %v, want an unknown version 4", err)
 	}
 }

@@ -151,8 +151,8 @@ func (s *Store) addTimeFamilies(g *Group, prepared []preparedFamily, enc exposit
 }
 
 // journalValue encodes g for the journal, or returns nil when there is no
-// journal: encoding decompresses every family of the group, work a
-// memory-only store need not do on every push. s.mu must be held.
+// journal: encoding copies every family's block, work a memory-only store
+// need not do on every push. s.mu must be held.
 func (s *Store) journalValue(g *Group) []byte {
 	if s.journal == nil {
 		return nil

@@ -6,7 +6,8 @@ import (
 )
 
 // encodeGroup returns g's record for the journal (groupcodec): its key,
-// times and pushed families. The time families are left out; a restore
+// times and pushed families, each with its s2 block as the family holds it
+// (nothing is decompressed). The time families are left out; a restore
 // rebuilds them from the times.
 func encodeGroup(g *Group) []byte {
 	rec := groupcodec.Group{
@@ -24,14 +25,8 @@ func encodeGroup(g *Group) []byte {
 		if name == PushTimeName || name == PushFailureTimeName {
 			continue
 		}
-		metrics, err := f.metrics()
-		if err != nil {
-			// packed was written by s2.Encode in this process; a failure
-			// to decode it is memory corruption, not bad input.
-			panic("store: " + err.Error())
-		}
 		rec.Families = append(rec.Families, groupcodec.Family{
-			Name: name, Help: f.Help(), Unit: f.Unit(), Type: f.typ, LastPush: f.LastPush(), Metrics: metrics,
+			Name: name, Help: f.Help(), Unit: f.Unit(), Type: f.typ, LastPush: f.LastPush(), Packed: f.packed,
 		})
 	}
 	return groupcodec.Encode(&rec)

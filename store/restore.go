@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"hash/maphash"
 	"slices"
 	"unique"
 
+	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/exposition"
@@ -103,17 +105,33 @@ func familiesOf(g *Group) map[string]*Family {
 	return g.families
 }
 
-// storedFamily rebuilds a family from its record and stored protobuf
-// bytes.
+// storedFamily rebuilds a family from its record. A record of version 3
+// holds the family's s2 block: it is decompressed into sc.body, to read
+// the series, and a copy of it becomes the family's (the record's memory
+// may be reused after: Apply keeps no reference to it). An older record
+// holds the protobuf bytes, which are compressed.
 func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch) (*Family, error) {
 	name := rf.Name
+	metrics := rf.Metrics
+	if rf.Packed != nil {
+		n, err := s2.DecodedLen(rf.Packed)
+		if err != nil {
+			return nil, fmt.Errorf("decompress family %q: %w", name, err)
+		}
+		if cap(sc.body) < n {
+			sc.body = make([]byte, n)
+		}
+		if metrics, err = s2.Decode(sc.body[:n], rf.Packed); err != nil {
+			return nil, fmt.Errorf("decompress family %q: %w", name, err)
+		}
+	}
 	f := &Family{
 		meta:     unique.Make(familyMeta{name: name, help: rf.Help, unit: rf.Unit}),
 		typ:      rf.Type,
 		lastPush: timeNanos(rf.LastPush),
 		plain:    exposition.ValidMetricName(name, false),
 	}
-	err := exposition.ProtobufBodyLabels(rf.Metrics, func(labels []exposition.LabelBytes) {
+	err := exposition.ProtobufBodyLabels(metrics, func(labels []exposition.LabelBytes) {
 		h.Reset()
 		h.WriteString(name)
 		for _, l := range labels {
@@ -131,8 +149,12 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 	slices.Sort(f.labels)
 	if f.plain && (f.typ == dto.MetricType_COUNTER || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_GAUGE_HISTOGRAM) {
 		// Exemplar label names count too (see newFamily).
-		f.plain = exposition.LegacyExemplarNamesInBody(rf.Metrics)
+		f.plain = exposition.LegacyExemplarNamesInBody(metrics)
 	}
-	f.packed = packInto(&sc.packed, rf.Metrics)
+	if rf.Packed != nil {
+		f.packed = bytes.Clone(rf.Packed)
+	} else {
+		f.packed = packInto(&sc.packed, metrics)
+	}
 	return f, nil
 }

@@ -56,7 +56,7 @@ func openCluster(ctx context.Context, c *config, prefix string, newStore func() 
 		Password:     password,
 		LeaseTTL:     c.cluster.leaseTTL,
 		AdvertiseURL: advertise,
-		Meta:         etcdlog.Meta{Codec: groupcodec.Version, Settings: clusterSettings(c, prefix)},
+		Meta:         etcdlog.Meta{Codec: groupcodec.Version, OldestCodec: groupcodec.OldestVersion, Settings: clusterSettings(c, prefix)},
 		Logger:       logger,
 	})
 	if err != nil {

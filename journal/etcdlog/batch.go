@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/klauspost/compress/s2"
-
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -43,7 +41,7 @@ type entry struct {
 type slot struct {
 	key string // the group id (without the key prefix)
 	set bool   // a put of val, or else a delete
-	val []byte // the store's encoding, then (once packed) s2-compressed
+	val []byte // the store's encoding, then (once packed) as stored (see stored)
 	raw int    // len(val) before compression
 }
 
@@ -132,7 +130,7 @@ func newEntry(ops []journal.Op, keyPrefixLen int) (*entry, error) {
 func slotBound(s slot, keyPrefixLen int) int {
 	n := opOverhead + keyPrefixLen + len(s.key)
 	if s.set {
-		n += s2.MaxEncodedLen(s.raw)
+		n += storedBound(s.val)
 	}
 	return n
 }
@@ -145,7 +143,8 @@ func rawBytes(slots []slot) int {
 	return n
 }
 
-// pack compresses e's values and counts its request bytes.
+// pack turns e's values into what etcd stores (stored) and counts its
+// request bytes.
 func (e *entry) pack(keyPrefixLen int) {
 	if e.packed {
 		return
@@ -154,7 +153,7 @@ func (e *entry) pack(keyPrefixLen int) {
 	for i := range e.slots {
 		s := &e.slots[i]
 		if s.set {
-			s.val = s2.Encode(nil, s.val)
+			s.val = stored(s.val)
 		}
 		e.bytes += opOverhead + keyPrefixLen + len(s.key) + len(s.val)
 	}

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/klauspost/compress/s2"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/journal"
 )
 
-// watchEvent is a put (value non-nil, stored s2-compressed) or a delete of
-// key at revision rev, as a watch delivers it.
+// watchEvent is a put (value non-nil, stored as Append stores it) or a
+// delete of key at revision rev, as a watch delivers it.
 func watchEvent(key string, rev int64, value []byte) *clientv3.Event {
 	ev := &clientv3.Event{Type: mvccpb.DELETE, Kv: &mvccpb.KeyValue{Key: []byte(key), ModRevision: rev}}
 	if value != nil {
-		ev.Type, ev.Kv.Value = mvccpb.PUT, s2.Encode(nil, value)
+		ev.Type, ev.Kv.Value = mvccpb.PUT, stored(value)
 	}
 	return ev
 }
@@ -25,6 +25,8 @@ func watchEvent(key string, rev int64, value []byte) *clientv3.Event {
 func TestDeliveredValuesAreTheDecompressedGroupsOfEachRevision(t *testing.T) {
 	l := &Log{keys: keysFor("/pushgate/")}
 	g := l.keys.groups
+	record := groupcodec.Encode(&groupcodec.Group{Labels: []groupcodec.Label{{Name: "job", Value: "e"}}})
+	oldRecord := []byte{2, 0, 0, 0, 0, 0} // version 2, compressed when stored
 	events := []*clientv3.Event{
 		watchEvent(g+"a", 5, bytes.Repeat([]byte("a"), 3000)),
 		watchEvent(g+"b", 5, incompressible(700)),
@@ -34,11 +36,15 @@ func TestDeliveredValuesAreTheDecompressedGroupsOfEachRevision(t *testing.T) {
 		watchEvent(l.keys.head, 6, []byte("other/2")),
 		watchEvent(g+"d", 7, []byte("d")),
 		watchEvent(l.keys.head, 7, []byte("other/3")),
+		watchEvent(g+"e", 8, record),
+		watchEvent(g+"f", 8, oldRecord),
+		watchEvent(l.keys.head, 8, []byte("other/4")),
 	}
 	want := []journal.Batch{
 		{Position: 5, Ops: []journal.Op{set("a", bytes.Repeat([]byte("a"), 3000)), set("b", incompressible(700)), del("c")}},
 		{Position: 6, Ops: []journal.Op{set("a", incompressible(5000))}},
 		{Position: 7, Ops: []journal.Op{set("d", []byte("d"))}},
+		{Position: 8, Ops: []journal.Op{set("e", record), set("f", oldRecord)}},
 	}
 	var got []journal.Batch
 	var values []byte

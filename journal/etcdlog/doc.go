@@ -5,14 +5,18 @@
 // Keys, all under Config.Prefix (default "/pushgate/"):
 //
 //	groups/<group id>  one key per group; the value is the store's encoded
-//	                   group, s2-compressed
+//	                   group, as it is when it compresses its own metrics
+//	                   (groupcodec.Compressed: version 3 on), else
+//	                   s2-compressed (every value of an earlier version)
 //	head               written by every commit; its value names the writer
 //	                   and the batch ("<lease id hex>/<batch seq>"), so a
 //	                   replica tells its own batches from the others'
 //	leader/<lease id>  the election (go.etcd.io/etcd/client/v3/concurrency);
 //	                   the value is the leader's advertised URL
 //	meta               JSON: the codec version and the settings that change
-//	                   what a push is accepted; every replica must agree
+//	                   what a push is accepted; every replica must agree,
+//	                   except that one reading the recorded codec version
+//	                   and writing a later one raises it (Meta)
 //
 // One replica at a time writes: the leader. It leads in terms. A term
 // begins when Campaign has won the election and written a barrier to head,

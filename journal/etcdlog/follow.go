@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -44,9 +45,9 @@ func (l *Log) Load(ctx context.Context, fn func(key string, value []byte) error)
 		rev = p.rev
 		for _, kv := range p.kvs {
 			gid := string(kv.Key[len(l.keys.groups):])
-			value, err := s2.Decode(nil, kv.Value)
+			value, err := unstored(kv.Value)
 			if err != nil {
-				return 0, fmt.Errorf("load group %q: decompress: %w", gid, err)
+				return 0, fmt.Errorf("load group %q: %w", gid, err)
 			}
 			if err := fn(gid, value); err != nil {
 				return 0, fmt.Errorf("load group %q: %w", gid, err)
@@ -211,12 +212,15 @@ func (l *Log) deliver(events []*clientv3.Event, values *[]byte, fn func(journal.
 					b.Ops = append(b.Ops, journal.Op{Kind: journal.OpDelete, Key: gid})
 					continue
 				}
-				n, _ := s2.DecodedLen(ev.Kv.Value) // checked by decodedSize
-				value, err := s2.Decode(free[:n:n], ev.Kv.Value)
-				if err != nil {
-					return fmt.Errorf("follow: group %q at position %d: decompress: %w", gid, rev, err)
+				value := ev.Kv.Value
+				if !groupcodec.Compressed(value) {
+					n, _ := s2.DecodedLen(value) // checked by decodedSize
+					var err error
+					if value, err = s2.Decode(free[:n:n], value); err != nil {
+						return fmt.Errorf("follow: group %q at position %d: decompress: %w", gid, rev, err)
+					}
+					free = free[n:]
 				}
-				free = free[n:]
 				b.Ops = append(b.Ops, journal.Op{Kind: journal.OpSet, Key: gid, Value: value})
 			}
 		}
@@ -233,11 +237,13 @@ func (l *Log) deliver(events []*clientv3.Event, values *[]byte, fn func(journal.
 }
 
 // decodedSize makes *values hold at least the decompressed bytes of every
-// group put among events (one revision's), growing it if need be.
+// s2-compressed group put among events (one revision's), growing it if need
+// be.
 func decodedSize(events []*clientv3.Event, groups string, values *[]byte) error {
 	total := 0
 	for _, ev := range events {
-		if ev.Type != mvccpb.PUT || len(ev.Kv.Key) < len(groups) || string(ev.Kv.Key[:len(groups)]) != groups {
+		if ev.Type != mvccpb.PUT || len(ev.Kv.Key) < len(groups) || string(ev.Kv.Key[:len(groups)]) != groups ||
+			groupcodec.Compressed(ev.Kv.Value) {
 			continue
 		}
 		n, err := s2.DecodedLen(ev.Kv.Value)

@@ -82,7 +82,7 @@ type Stats struct {
 	// current at (with events or a progress notification).
 	WatchRevision journal.Position
 	// Commits counts committed transactions, Ops the group operations
-	// they carried (after coalescing) and Bytes their compressed values.
+	// they carried (after coalescing) and Bytes their values as stored.
 	Commits, Ops, Bytes uint64
 	// Failed counts failed transactions, of which Ambiguous had an unknown
 	// outcome and NoSpace met etcd's NOSPACE alarm.

@@ -15,19 +15,35 @@ import (
 // Meta is what every replica sharing a prefix must agree on: how groups
 // are encoded and every setting that changes whether a push is accepted.
 // The first replica writes it; Open compares the others' with it.
+//
+// A replica that reads the cluster's codec but writes a later one (an
+// upgrade: see OldestCodec) raises the cluster's codec to its own when it
+// opens, provided the settings agree; from then on a replica of the
+// earlier version refuses to start.
 type Meta struct {
-	// Codec is the version of the store's group encoding.
+	// Codec is the version of the store's group encoding, the one this
+	// replica writes.
 	Codec int `json:"codec"`
+	// OldestCodec is the oldest encoding version this replica reads (0:
+	// Codec only). It is not stored.
+	OldestCodec int `json:"-"`
 	// Settings maps a flag name to its value, for every flag that changes
 	// validation, such as "push.enable-utf8-names": "false".
 	Settings map[string]string `json:"settings,omitempty"`
 }
 
+// upgrades reports whether mine may raise the cluster's codec version (m)
+// to its own: it reads m's and writes a later one.
+func (m Meta) upgrades(mine Meta) bool {
+	return mine.OldestCodec > 0 && m.Codec >= mine.OldestCodec && m.Codec < mine.Codec
+}
+
 // diff returns one line per difference between the cluster's meta (m) and
-// this replica's (mine), in a stable order.
+// this replica's (mine), in a stable order. A codec version mine upgrades
+// is no difference.
 func (m Meta) diff(mine Meta) []string {
 	var out []string
-	if m.Codec != mine.Codec {
+	if m.Codec != mine.Codec && !m.upgrades(mine) {
 		out = append(out, fmt.Sprintf("codec version: cluster %d, this replica %d", m.Codec, mine.Codec))
 	}
 	names := slices.Sorted(maps.Keys(m.Settings))
@@ -54,7 +70,8 @@ func (m Meta) diff(mine Meta) []string {
 }
 
 // checkMeta creates the meta key with this replica's settings if it is
-// absent, and otherwise compares them with the stored ones.
+// absent, and otherwise compares them with the stored ones, raising the
+// stored codec version to this replica's if it upgrades it (Meta).
 func (l *Log) checkMeta(ctx context.Context) error {
 	mine, err := json.Marshal(l.cfg.Meta)
 	if err != nil {
@@ -62,28 +79,56 @@ func (l *Log) checkMeta(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.RequestTimeout)
 	defer cancel()
+	// Another replica may raise the version between the read and the
+	// upgrade's write: read again, a bounded number of times.
+	for range 3 {
+		done, err := l.checkMetaOnce(ctx, mine)
+		if done || err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("upgrade %s: the key kept changing", l.keys.meta)
+}
+
+// checkMetaOnce is one attempt of checkMeta; done is false when an upgrade
+// lost a race and checkMeta should read again.
+func (l *Log) checkMetaOnce(ctx context.Context, mine []byte) (done bool, err error) {
 	resp, err := l.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(l.keys.meta), "=", 0)).
 		Then(clientv3.OpPut(l.keys.meta, string(mine))).
 		Else(clientv3.OpGet(l.keys.meta)).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("create or read %s: %w", l.keys.meta, err)
+		return false, fmt.Errorf("create or read %s: %w", l.keys.meta, err)
 	}
 	if resp.Succeeded {
 		l.log.Info("created the cluster's meta key", "key", l.keys.meta, "meta", string(mine))
-		return nil
+		return true, nil
 	}
 	kvs := resp.Responses[0].GetResponseRange().GetKvs()
 	if len(kvs) == 0 {
-		return fmt.Errorf("read %s: the key vanished", l.keys.meta)
+		return false, fmt.Errorf("read %s: the key vanished", l.keys.meta)
 	}
 	var theirs Meta
 	if err := json.Unmarshal(kvs[0].Value, &theirs); err != nil {
-		return fmt.Errorf("decode %s (%q): %w", l.keys.meta, kvs[0].Value, err)
+		return false, fmt.Errorf("decode %s (%q): %w", l.keys.meta, kvs[0].Value, err)
 	}
 	if d := theirs.diff(l.cfg.Meta); len(d) > 0 {
-		return fmt.Errorf("%w (key %s): %s", ErrMetaMismatch, l.keys.meta, strings.Join(d, "; "))
+		return false, fmt.Errorf("%w (key %s): %s", ErrMetaMismatch, l.keys.meta, strings.Join(d, "; "))
 	}
-	return nil
+	if !theirs.upgrades(l.cfg.Meta) {
+		return true, nil
+	}
+	up, err := l.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(l.keys.meta), "=", kvs[0].ModRevision)).
+		Then(clientv3.OpPut(l.keys.meta, string(mine))).
+		Commit()
+	if err != nil {
+		return false, fmt.Errorf("upgrade %s: %w", l.keys.meta, err)
+	}
+	if up.Succeeded {
+		l.log.Warn("raised the cluster's codec version: replicas of an earlier version cannot read what this one writes, and refuse to start from now on",
+			"key", l.keys.meta, "from", theirs.Codec, "to", l.cfg.Meta.Codec)
+	}
+	return up.Succeeded, nil
 }

@@ -25,6 +25,20 @@ func TestMetaDiff(t *testing.T) {
 				`store.max-groups: cluster unset, this replica "5"`,
 			},
 		},
+		{
+			name: "a later codec that reads the cluster's is no difference",
+			mine: Meta{Codec: 3, OldestCodec: 1, Settings: map[string]string{"push.max-series": "100000", "push.enable-utf8-names": "false"}},
+		},
+		{
+			name: "a later codec that does not read the cluster's is one",
+			mine: Meta{Codec: 4, OldestCodec: 3, Settings: map[string]string{"push.max-series": "100000", "push.enable-utf8-names": "false"}},
+			want: []string{"codec version: cluster 2, this replica 4"},
+		},
+		{
+			name: "an earlier codec is one whatever it reads",
+			mine: Meta{Codec: 1, OldestCodec: 1, Settings: map[string]string{"push.max-series": "100000", "push.enable-utf8-names": "false"}},
+			want: []string{"codec version: cluster 2, this replica 1"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := cluster.diff(tc.mine); !slices.Equal(got, tc.want) {

@@ -205,6 +205,28 @@ func TestOpenRefusesSettingsThatDifferFromTheClusters(t *testing.T) {
 	l.Close()
 }
 
+func TestAReplicaOfALaterCodecRaisesTheClustersAndAnEarlierOneIsRefused(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	prefix := newPrefix()
+	settings := map[string]string{"push.enable-utf8-names": "false"}
+	old := etcdlog.Meta{Codec: 2, Settings: settings}
+	openLog(t, c.endpoints, prefix, func(cfg *etcdlog.Config) { cfg.Meta = old })
+	openLog(t, c.endpoints, prefix, func(cfg *etcdlog.Config) { cfg.Meta = etcdlog.Meta{Codec: 3, OldestCodec: 1, Settings: settings} })
+	openLog(t, c.endpoints, prefix, func(cfg *etcdlog.Config) { cfg.Meta = etcdlog.Meta{Codec: 3, OldestCodec: 1, Settings: settings} })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := etcdlog.Open(ctx, etcdlog.Config{Endpoints: c.endpoints, Prefix: prefix, Meta: old})
+	if !errors.Is(err, etcdlog.ErrMetaMismatch) || !strings.Contains(err.Error(), "codec version: cluster 3, this replica 2") {
+		t.Errorf("Open of the earlier codec after the upgrade: %v; want ErrMetaMismatch naming the codec", err)
+	}
+	_, err = etcdlog.Open(ctx, etcdlog.Config{Endpoints: c.endpoints, Prefix: prefix,
+		Meta: etcdlog.Meta{Codec: 3, OldestCodec: 1, Settings: map[string]string{"push.enable-utf8-names": "true"}}})
+	if !errors.Is(err, etcdlog.ErrMetaMismatch) {
+		t.Errorf("Open of a later codec with other settings: %v; want ErrMetaMismatch", err)
+	}
+}
+
 func TestFollowFromACompactedRevisionFailsWithErrCompacted(t *testing.T) {
 	c := startCluster(t, 1, nil)
 	l := openLog(t, c.endpoints, newPrefix(), nil)
