@@ -102,10 +102,10 @@ chown 65534:65534 "$data"
 listing() { (cd "$root" && find . -path ./data -prune -o -printf '%p %s %T@ %m %U:%G\n' | sort); }
 before=$(listing)
 
-port=$((20000 + RANDOM % 20000))
+port=$((10000 + RANDOM % 20000))
 for _ in 1 2 3 4 5 6 7 8 9 10; do
-  ss -ltn 2>/dev/null | grep -q ":$port " || break
-  port=$((20000 + RANDOM % 20000))
+  ss -tan 2>/dev/null | grep -q ":$port " || break
+  port=$((10000 + RANDOM % 20000))
 done
 base=http://127.0.0.1:$port
 

@@ -60,7 +60,7 @@ $out"
 check_version "$work/pushgate-$version.linux-amd64/pushgate"
 
 # pushgateway_build_info carries the same build information.
-port=$((20000 + RANDOM % 20000))
+port=$((10000 + RANDOM % 20000))
 "$work/pushgate-$version.linux-amd64/pushgate" --web.listen-address="127.0.0.1:$port" 2>"$work/gateway.log" &
 gateway=$!
 trap 'kill "$gateway" 2>/dev/null || true; rm -rf "$work"' EXIT
