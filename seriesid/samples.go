@@ -14,7 +14,8 @@ import (
 // CheckSampleSeries rejects a histogram or summary metric that would expose
 // one sample series twice: two buckets with one upper bound (1 and 1.0,
 // +Inf twice, NaN twice) or two quantiles with one rank. It puts a
-// histogram's buckets in increasing order (sortBuckets). It also rejects
+// histogram's buckets in increasing order (sortBuckets), where repeats are
+// neighbours. It also rejects
 // float histograms, which OpenMetrics 1.0 cannot express: every scrape
 // format must be able to render every stored family, decided here at push
 // time rather than by whichever format was scraped last.
@@ -26,10 +27,12 @@ func CheckSampleSeries(typ dto.MetricType, m *dto.Metric) error {
 			return fmt.Errorf("float histograms cannot be served as OpenMetrics 1.0, which Prometheus asks for first; push integer counts")
 		}
 		bs := h.GetBucket()
-		if v, dup := duplicateBound(len(bs), func(i int) float64 { return bs[i].GetUpperBound() }); dup {
-			return fmt.Errorf("bucket le=%q appears twice", model.FloatString(v).String())
-		}
 		sortBuckets(bs)
+		for i := 1; i < len(bs); i++ {
+			if v := bs[i].GetUpperBound(); compareBuckets(bs[i-1], bs[i]) == 0 {
+				return fmt.Errorf("bucket le=%q appears twice", model.FloatString(v).String())
+			}
+		}
 	case dto.MetricType_SUMMARY:
 		qs := m.GetSummary().GetQuantile()
 		if v, dup := duplicateBound(len(qs), func(i int) float64 { return qs[i].GetQuantile() }); dup {
@@ -51,7 +54,8 @@ func sortBuckets(bs []*dto.Bucket) {
 	slices.SortStableFunc(bs, compareBuckets)
 }
 
-// compareBuckets orders buckets by upper bound (NaN first).
+// compareBuckets orders buckets by upper bound (NaN first, and equal to
+// itself).
 func compareBuckets(a, b *dto.Bucket) int {
 	return cmp.Compare(a.GetUpperBound(), b.GetUpperBound())
 }
@@ -70,8 +74,9 @@ func isFloatHistogram(h *dto.Histogram) bool {
 }
 
 // duplicateBound reports a value that occurs twice among n values (NaN
-// equals NaN). Buckets and quantiles almost always come in increasing
-// order, which is checked without allocating; otherwise a sorted copy is.
+// equals NaN): a summary's quantiles, which keep their pushed order.
+// They almost always come in increasing order, which is checked without
+// allocating; otherwise a sorted copy is.
 func duplicateBound(n int, at func(int) float64) (float64, bool) {
 	increasing := true
 	for i := 0; i < n; i++ {
