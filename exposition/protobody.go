@@ -29,6 +29,10 @@ func ProtobufBodyLabels(body []byte, fn func([]LabelBytes)) error {
 }
 
 // protobufBodyLabels is ProtobufBodyLabels without the error's context.
+// Its three loops (metrics, label pairs, a pair's fields) each read the
+// wire inline: the same walk through a shared next-field helper (as
+// eachMessage's) made a follower's apply of a replicated push 5.8% slower
+// (BenchmarkApplyReplicated, 6 alternating runs, p=0.009).
 func protobufBodyLabels(b []byte, fn func([]LabelBytes)) error {
 	var labels []LabelBytes
 	for len(b) > 0 {
