@@ -362,24 +362,11 @@ func appendTextFloat(dst []byte, f float64) []byte {
 // like appendTextFloat, with ".0" added when the number shows neither a '.'
 // nor an exponent (1.0, 0.0 also for -0, -1.0).
 func appendOpenMetricsFloat(dst []byte, f float64) []byte {
-	switch {
-	case f == 0:
-		return append(dst, "0.0"...)
-	case math.IsNaN(f):
-		return append(dst, "NaN"...)
-	case math.IsInf(f, +1):
-		return append(dst, "+Inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-Inf"...)
-	}
-	if f > -1e6 && f < 1e6 {
-		if i := int64(f); float64(i) == f {
-			dst = strconv.AppendInt(dst, i, 10)
-			return append(dst, '.', '0')
-		}
-	}
 	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'g', -1, 64)
+	dst = appendTextFloat(dst, f)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst
+	}
 	for _, c := range dst[start:] {
 		if c == '.' || c == 'e' {
 			return dst
