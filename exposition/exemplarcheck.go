@@ -78,7 +78,7 @@ func sameLabelName(a, b string) error {
 	if a == b {
 		return fmt.Errorf("label %s appears twice", QuoteLabelName(a))
 	}
-	for _, s := range EscapingSchemes {
+	for _, s := range EscapingSchemes[1:] { // [0] writes names as they are
 		if EscapeLabelName(a, s) == EscapeLabelName(b, s) {
 			return fmt.Errorf("labels %s and %s are one name under escaping=%s", QuoteLabelName(a), QuoteLabelName(b), s)
 		}
