@@ -130,18 +130,13 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var lastErr error
 	for {
 		if release, ok := f.c.BeginWrite(); ok {
-			if held {
-				// This replica came to lead while the write waited.
-				if stream != nil && stream.read {
-					release()
-					f.h.fail(w, handler, "forward", http.StatusServiceUnavailable,
-						fmt.Errorf("%w: this replica came to lead after part of the body went to the last one; retry", errNoLeader))
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(whole))
-				if stream != nil {
-					r.Body = io.NopCloser(stream.r)
-				}
+			if stream != nil && stream.read {
+				// This replica came to lead after part of a body too
+				// large to hold went to the last leader.
+				release()
+				f.h.fail(w, handler, "forward", http.StatusServiceUnavailable,
+					fmt.Errorf("%w: this replica came to lead after part of the body went to the last one; retry", errNoLeader))
+				return
 			}
 			f.h.ServeHTTP(&positionWriter{ResponseWriter: w, c: f.c}, r)
 			release()
@@ -167,6 +162,12 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 				held = true
+				// Should this replica come to lead while the write
+				// waits, it reads the body from here.
+				r.Body = io.NopCloser(bytes.NewReader(whole))
+				if stream != nil {
+					r.Body = io.NopCloser(stream)
+				}
 			}
 			var body io.Reader = http.NoBody
 			length := int64(len(whole))
@@ -210,10 +211,10 @@ const forwardBuffer = 1 << 20
 // (whole), or returns a stream of it, the bytes read so far in front
 // (stream).
 func readForwardBody(r *http.Request, limit int) (whole []byte, stream *unreadBody, err error) {
-	if r.ContentLength == 0 || r.Body == nil || r.ContentLength > int64(limit) {
-		if r.ContentLength == 0 || r.Body == nil {
-			return nil, nil, nil
-		}
+	if r.ContentLength == 0 || r.Body == nil {
+		return nil, nil, nil
+	}
+	if r.ContentLength > int64(limit) {
 		return nil, &unreadBody{r: r.Body}, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))

@@ -243,3 +243,32 @@ func TestAWriteGoesToTheNextLeaderWhenTheFirstDiesWhileReceivingIt(t *testing.T)
 		t.Errorf("the next leader received body %q", got.body)
 	}
 }
+
+func TestAWriteHeldForAForwardIsTakenHereWhenThisReplicaComesToLead(t *testing.T) {
+	c := &fakeCluster{}
+	// The leader dies while receiving the write, and this replica wins
+	// the next election.
+	dying := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		c.mu.Lock()
+		c.leading = true
+		c.mu.Unlock()
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(dying.Close)
+	c.leaders = []string{dying.URL}
+	h, st := newTestHandler(t, Options{})
+	fwd := h.Forward(c, ForwardOptions{})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("push = %d %q, want 200 from this replica", w.Code, w.Body)
+	}
+	if body := scrapeText(t, h); !strings.Contains(body, `g{instance="",job="j"} 1`) {
+		t.Errorf("this replica took the write without its body:\n%s", body)
+	}
+	if st.Stats().Groups != 1 {
+		t.Errorf("groups = %d, want 1", st.Stats().Groups)
+	}
+}
