@@ -2,7 +2,9 @@ package oracle
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -73,7 +75,7 @@ func (r *runner) check(ctx context.Context, o *op) ([]violation, error) {
 	if canon == nil || !canon.usable {
 		return append(out, violation{class: "canonical scrape unusable", detail: "the protobuf allow-utf-8 scrape did not parse; nothing compared", diverged: true}), nil
 	}
-	out = append(out, r.compareModel(canon)...)
+	out = append(out, r.compareModel(ctx, canon)...)
 	fams, err := decodeProtobuf(canon.body, canon.header)
 	if err != nil {
 		return out, nil // reported by the scrape's own checks
@@ -214,7 +216,7 @@ func pushedFamilies(fams []*dto.MetricFamily) []*dto.MetricFamily {
 // compareModel checks the canonical scrape against the model: the pushed
 // series and values, then each group's push_time_seconds and
 // push_failure_time_seconds. It updates the model with the times seen.
-func (r *runner) compareModel(canon *scrapeResult) []violation {
+func (r *runner) compareModel(ctx context.Context, canon *scrapeResult) []violation {
 	var out []violation
 	var data []sample
 	pushTimes, failTimes := map[string][]float64{}, map[string][]float64{}
@@ -247,7 +249,10 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 	// values included, so that {job="a"} and {a="",job="a"} stay apart; a
 	// group with both the same identity is a repeated series, reported as
 	// such). A rejected push may have created an absent group with only a
-	// failure time; adopt those the scrape shows.
+	// failure time; adopt those the scrape shows. Keys of one identity that
+	// differ only in instance="" render alike, and whether a rejection
+	// reached the store (and created its group) depends on why it was
+	// refused, so the exact key is asked of the gateway's group page.
 	byID := map[string][]*modelGroup{}
 	for _, g := range m.groups {
 		id := renderedKey(g.key)
@@ -264,7 +269,7 @@ func (r *runner) compareModel(canon *scrapeResult) []violation {
 			continue
 		}
 		id := renderedKey(key)
-		if len(pushTimes[id]) > len(byID[id]) {
+		if len(pushTimes[id]) > len(byID[id]) && r.groupExists(ctx, key) {
 			g := &modelGroup{key: key, fams: map[string]*dto.MetricFamily{}, failureOnly: true, failMayChange: true}
 			m.groups[ks] = g
 			byID[id] = append(byID[id], g)
@@ -352,4 +357,26 @@ func checkTimes(g *modelGroup, push, fail float64) (violation, bool) {
 		return violation{class: "push_failure_time_seconds changed without a rejected push", detail: fmt.Sprintf("group %s: push_failure_time_seconds %v, was %v", key, fail, g.failTime)}, false
 	}
 	return violation{}, true
+}
+
+// groupExists reports whether the gateway holds a group under exactly key,
+// by its group page (/group?key= takes the key's canonical ID, names and
+// values separated by 0xFF, in unpadded URL base64). When the page cannot
+// be fetched it answers true, and the check compares what the scrape shows.
+func (r *runner) groupExists(ctx context.Context, key map[string]string) bool {
+	names := make([]string, 0, len(key))
+	for n := range key {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, 2*len(names))
+	for _, n := range names {
+		parts = append(parts, n, key[n])
+	}
+	id := base64.RawURLEncoding.EncodeToString([]byte(strings.Join(parts, "\xff")))
+	resp, err := send(ctx, "GET", r.gw.url+"/group?key="+id, nil)
+	if err != nil {
+		return true
+	}
+	return resp.status != http.StatusNotFound
 }

@@ -34,10 +34,10 @@ type gatewayModel struct {
 	// failure time (a rejected consistency check), or not (a request
 	// refused before the store saw it). The next check tells.
 	maybe map[string]map[string]string
-	// maybeSeq numbers the maybe keys in the order of their rejections:
-	// of two keys with one identity ({job=j} and {job=j,instance=""}),
-	// only the first rejected can have created its group, since the
-	// second would collide with it.
+	// maybeSeq numbers the maybe keys in the order of their rejections,
+	// the order the check asks the gateway about them in: of two keys
+	// with one identity ({job=j} and {job=j,instance=""}) at most one can
+	// have created its group, since the other would collide with it.
 	maybeSeq map[string]int
 	seq      int
 }
