@@ -262,7 +262,7 @@ func (r *runner) compareModel(ctx context.Context, canon *scrapeResult) []violat
 	for ks := range m.maybe {
 		maybeKeys = append(maybeKeys, ks)
 	}
-	sort.Slice(maybeKeys, func(i, j int) bool { return m.maybeSeq[maybeKeys[i]] < m.maybeSeq[maybeKeys[j]] })
+	sort.Strings(maybeKeys) // a replay asks the same questions in the same order
 	for _, ks := range maybeKeys {
 		key := m.maybe[ks]
 		if m.groups[ks] != nil {
@@ -276,7 +276,6 @@ func (r *runner) compareModel(ctx context.Context, canon *scrapeResult) []violat
 		}
 	}
 	m.maybe = map[string]map[string]string{}
-	m.maybeSeq = map[string]int{}
 
 	ids := map[string]bool{}
 	for id := range byID {

@@ -34,17 +34,11 @@ type gatewayModel struct {
 	// failure time (a rejected consistency check), or not (a request
 	// refused before the store saw it). The next check tells.
 	maybe map[string]map[string]string
-	// maybeSeq numbers the maybe keys in the order of their rejections,
-	// the order the check asks the gateway about them in: of two keys
-	// with one identity ({job=j} and {job=j,instance=""}) at most one can
-	// have created its group, since the other would collide with it.
-	maybeSeq map[string]int
-	seq      int
 }
 
 // newModel returns the model of an empty gateway.
 func newModel(utf8 bool) *gatewayModel {
-	return &gatewayModel{utf8: utf8, groups: map[string]*modelGroup{}, maybe: map[string]map[string]string{}, maybeSeq: map[string]int{}}
+	return &gatewayModel{utf8: utf8, groups: map[string]*modelGroup{}, maybe: map[string]map[string]string{}}
 }
 
 // keyOf returns the grouping key op means to this gateway.
@@ -94,7 +88,6 @@ func (m *gatewayModel) apply(o *op, status int) {
 		if ok {
 			m.groups = map[string]*modelGroup{}
 			m.maybe = map[string]map[string]string{}
-			m.maybeSeq = map[string]int{}
 		}
 	case opAdminDelete:
 		if !ok {
@@ -121,12 +114,7 @@ func (m *gatewayModel) rejected(key map[string]string) {
 			g.failMayChange = true
 		}
 	}
-	if _, ok := m.groups[keyString(key)]; !ok {
-		ks := keyString(key)
-		if _, seen := m.maybe[ks]; !seen {
-			m.seq++
-			m.maybeSeq[ks] = m.seq
-		}
+	if ks := keyString(key); m.groups[ks] == nil {
 		m.maybe[ks] = key
 	}
 }
