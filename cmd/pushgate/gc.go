@@ -30,7 +30,8 @@ type gcSettings struct {
 	minHeap        units.Base2Bytes
 }
 
-// addGCFlags declares --store.gc-percent and --store.memory-limit.
+// addGCFlags declares --store.gc-percent, --store.memory-limit and
+// --store.gc-min-heap.
 func addGCFlags(app *kingpin.Application, s *gcSettings) {
 	app.Flag("store.gc-percent", "Go GC target percentage (GOGC): how far the heap may grow past the live data before a collection. Without the flag, the GOGC environment variable if set, else 50 (pushgate only).").
 		Default(fmt.Sprint(defaultGCPercent)).IsSetByUser(&s.percentSet).IntVar(&s.percent)
