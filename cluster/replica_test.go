@@ -59,7 +59,7 @@ func push(t *testing.T, r *Replica, job string) error {
 		return errors.New("this replica takes no writes")
 	}
 	defer release()
-	return r.Store().Push(context.Background(), store.Push{
+	_, err := r.Store().Push(context.Background(), store.Push{
 		Key:    groupkey.New(map[string]string{"job": job}),
 		Method: store.Replace,
 		Families: []*dto.MetricFamily{{
@@ -69,6 +69,7 @@ func push(t *testing.T, r *Replica, job string) error {
 		}},
 		Time: time.Unix(1700000000, 0),
 	})
+	return err
 }
 
 // groups returns the jobs r's served store holds.

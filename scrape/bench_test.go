@@ -51,7 +51,7 @@ func BenchmarkScrape(b *testing.B) {
 			for j := 0; j < 100; j++ {
 				g := (i*100 + j) % 10_000
 				k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", g)})
-				if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(g, i+1), Time: time.Now()}); err != nil {
+				if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(g, i+1), Time: time.Now()}); err != nil {
 					b.Fatal(err)
 				}
 			}

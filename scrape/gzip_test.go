@@ -86,7 +86,7 @@ func TestGzipScrapeDecodesLikeThePlainScrape(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < 50; i++ {
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+		if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,9 +180,9 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 						method = store.Merge
 					}
 					// Conflicts are fine: a rejected push only records a failure time.
-					_ = s.Push(ctx, store.Push{Key: k, Method: method, Families: randomFamilies(rng, k), Time: t0.Add(timeStep(step))})
+					_, _ = s.Push(ctx, store.Push{Key: k, Method: method, Families: randomFamilies(rng, k), Time: t0.Add(timeStep(step))})
 				case r < 6:
-					_ = s.Delete(ctx, k)
+					_, _ = s.Delete(ctx, k)
 				default:
 					f := encs[rng.IntN(len(encs))]
 					// Mixed cached and streamed families, under budgets
@@ -345,7 +345,7 @@ func TestRepeatedScrapesDoNotGrowTheCaches(t *testing.T) {
 	push := func(i, seq int) {
 		t.Helper()
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
+		if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -501,7 +501,7 @@ func TestGzipScrapeStreamsShortRunsOn(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+		if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -43,7 +43,7 @@ func TestANativeHistogramPushedByProtobufComesOutIntactOnAProtobufScrape(t *test
 		t.Fatal(err)
 	}
 	s := newStore(store.Options{})
-	if err := s.Push(context.Background(), store.Push{Key: key("job", "native"), Families: decoded.Families, Time: t0}); err != nil {
+	if _, err := s.Push(context.Background(), store.Push{Key: key("job", "native"), Families: decoded.Families, Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	f := exposition.NewFormat(exposition.EncodingProtobuf)

@@ -222,7 +222,7 @@ func exemplarPush(t *testing.T, s *testStore) {
 			Label: []*dto.LabelPair{{Name: proto.String("trace.id"), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
 		}},
 	}}}
-	if err := s.Push(context.Background(), store.Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
+	if _, err := s.Push(context.Background(), store.Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 }

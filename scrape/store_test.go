@@ -76,7 +76,7 @@ func key(labels ...string) groupkey.Key {
 // mustPush pushes the text exposition text to the group k with method m.
 func mustPush(t *testing.T, s *testStore, k groupkey.Key, m store.Method, text string, at time.Time) {
 	t.Helper()
-	if err := s.Push(context.Background(), store.Push{Key: k, Method: m, Families: families(t, text), Time: at}); err != nil {
+	if _, err := s.Push(context.Background(), store.Push{Key: k, Method: m, Families: families(t, text), Time: at}); err != nil {
 		t.Fatalf("push to %s: %v", k, err)
 	}
 }
@@ -157,7 +157,7 @@ func pushPayload(b testing.TB, s *testStore, n, seq int, at time.Time) {
 	ctx := context.Background()
 	for i := range n {
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: at}); err != nil {
+		if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: at}); err != nil {
 			b.Fatal(err)
 		}
 	}

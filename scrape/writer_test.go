@@ -29,7 +29,7 @@ func TestScrapesAreTheSameWhicheverEncodingIsHot(t *testing.T) {
 	pushGroup := func(i, seq int) {
 		t.Helper()
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
+		if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +80,7 @@ func uncachedScrape(t *testing.T, s *testStore, f exposition.Format) []byte {
 			}
 			fams = append(fams, mf)
 		}
-		if err := fresh.Push(context.Background(), store.Push{Key: g.Key(), Method: store.Replace, Families: fams, Time: g.PushTime()}); err != nil {
+		if _, err := fresh.Push(context.Background(), store.Push{Key: g.Key(), Method: store.Replace, Families: fams, Time: g.PushTime()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	k := key("job", "j")
 	push := func(seq int) {
 		t.Helper()
-		if err := s.Push(context.Background(), store.Push{Key: k, Method: store.Replace, Families: payload.Families(1, seq), Time: t0}); err != nil {
+		if _, err := s.Push(context.Background(), store.Push{Key: k, Method: store.Replace, Families: payload.Families(1, seq), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}

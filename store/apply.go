@@ -7,24 +7,22 @@ import (
 	"github.com/pushgate/pushgate/journal"
 )
 
-// Apply applies a batch of changes another writer committed at position pos
-// of the log: what a replica follows from the cluster. Every replica applies
-// the same batches in the same order through this one path, so they hold
-// the same groups. The writer checked each change against the same rules
-// before committing it, so a change the index refuses here is a bug: it is
-// applied anyway (skipping it would make this replica differ from the
-// others), counted (ApplyConflicts) and logged. Groups are decoded before
-// the store's lock is taken, and the whole batch is installed under it, so
-// a scrape sees all of it or none. Apply keeps no reference to the ops'
-// values (a follower's log reuses their memory).
+// Apply applies a batch of changes committed at position pos of the log:
+// what a replica follows from the cluster. Every replica applies the same
+// batches in the same order through this path, and restoring or loading a
+// log goes through the same rule (applyLocked), so a store that loaded a
+// log and one that followed it hold the same groups. Groups are decoded
+// before the store's lock is taken, and the whole batch is installed under
+// it, so a scrape sees all of it or none. Apply keeps no reference to the
+// ops' values (a follower's log reuses their memory).
 func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
-	type change struct {
+	type decoded struct {
 		gid      string
 		next     *Group
 		prepared []preparedFamily
 		all      bool
 	}
-	changes := make([]change, 0, len(ops))
+	changes := make([]decoded, 0, len(ops))
 	for _, op := range ops {
 		switch op.Kind {
 		case journal.OpSet:
@@ -36,41 +34,60 @@ func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 			if err != nil {
 				return fmt.Errorf("apply position %d: group %q: %w", pos, op.Key, err)
 			}
-			changes = append(changes, change{gid: op.Key, next: g, prepared: prepared})
+			changes = append(changes, decoded{gid: op.Key, next: g, prepared: prepared})
 		case journal.OpDelete:
-			changes = append(changes, change{gid: op.Key})
+			changes = append(changes, decoded{gid: op.Key})
 		case journal.OpDeleteAll:
-			changes = append(changes, change{all: true})
+			changes = append(changes, decoded{all: true})
 		default:
 			return fmt.Errorf("apply position %d: unknown op %v", pos, op.Kind)
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.overlay) > 0 {
+		// Only the log's writer has pending changes, and it applies no
+		// other writer's batch while it writes.
+		s.logger.Error("applying a committed batch while this store's own changes are pending: a bug", "position", uint64(pos))
+	}
 	for _, c := range changes {
-		switch {
-		case c.all:
-			for gid, g := range s.groups {
-				s.install(gid, g, nil)
+		if c.all {
+			for gid := range s.groups {
+				s.applyLocked(pos, gid, nil, nil)
 			}
-		case c.next == nil:
-			if old := s.groups[c.gid]; old != nil {
-				s.install(c.gid, old, nil)
-			}
-		default:
-			old := s.groups[c.gid]
-			if err := s.index.check(c.gid, familiesOf(old), c.next.families, c.prepared, s.ownerName); err != nil {
-				s.applyConflicts++
-				s.logger.Error("applying a committed change that conflicts with the store: a bug, applied anyway so that replicas stay equal",
-					"position", uint64(pos), "group", c.next.key.String(), "err", err)
-			}
-			s.install(c.gid, old, c.next)
+			continue
 		}
+		s.applyLocked(pos, c.gid, c.next, c.prepared)
 	}
 	if pos > s.applied {
 		s.applied = pos
 	}
 	return nil
+}
+
+// applyLocked applies one committed change: group gid becomes next (nil
+// removes it). It is the one conflict rule of every path that takes
+// committed changes from a log (restore, load, follow): the writer checked
+// each change against the same rules before committing it, so a change the
+// index refuses here is a bug or was written by an older version; it is
+// applied anyway, counted (ApplyConflicts) and logged. Skipping it instead
+// would make the outcome depend on the order changes arrive in (a load
+// reads keys in key order, a follower in commit order), and replicas would
+// differ. pos is the change's position, 0 when restoring. s.mu must be held.
+func (s *Store) applyLocked(pos journal.Position, gid string, next *Group, prepared []preparedFamily) {
+	old := s.groups[gid]
+	if next == nil {
+		if old != nil {
+			s.install(gid, old, nil)
+		}
+		return
+	}
+	if err := s.index.check(gid, familiesOf(old), next.families, prepared, s.ownerName); err != nil {
+		s.applyConflicts++
+		s.logger.Error("applying a committed change that conflicts with the store: applied anyway so that every store holding this log is equal",
+			"position", uint64(pos), "group", next.key.String(), "err", err)
+	}
+	s.install(gid, old, next)
 }
 
 // MarkApplied records that the store holds every change up to pos: a

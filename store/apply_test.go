@@ -41,11 +41,11 @@ func TestAFollowerApplyingTheLogServesWhatTheWriterServes(t *testing.T) {
 	if err := push(t, writer, key("job", "a"), Replace, "a 1 123\n", t0.Add(2*time.Second)); err == nil {
 		t.Fatal("a timestamped push was accepted")
 	}
-	if err := writer.Delete(ctx, key("job", "b", "instance", "x")); err != nil {
+	if _, err := writer.Delete(ctx, key("job", "b", "instance", "x")); err != nil {
 		t.Fatal(err)
 	}
 	mustPush(t, writer, key("job", "d"), Replace, "d 4\n", t0)
-	if _, err := writer.DeleteWhere(ctx, func(g *Group) bool { return g.Key().String() == `{job="d"}` }, false); err != nil {
+	if _, _, err := writer.DeleteWhere(ctx, func(g *Group) bool { return g.Key().String() == `{job="d"}` }, false); err != nil {
 		t.Fatal(err)
 	}
 	mustPush(t, writer, key("job", "e"), Replace, "e 5\n", t0)
@@ -62,7 +62,7 @@ func TestAFollowerApplyingTheLogServesWhatTheWriterServes(t *testing.T) {
 			t.Errorf("%s: the follower serves\n%s\nthe writer\n%s", enc, f, w)
 		}
 	}
-	if err := writer.Wipe(ctx); err != nil {
+	if _, err := writer.Wipe(ctx); err != nil {
 		t.Fatal(err)
 	}
 	last := log.batches[len(log.batches)-1]

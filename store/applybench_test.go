@@ -22,7 +22,7 @@ func BenchmarkApplyReplicated(b *testing.B) {
 	t0 := time.Unix(1_700_000_000, 0)
 	for i := range groups {
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := src.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+		if _, err := src.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			b.Fatal(err)
 		}
 	}

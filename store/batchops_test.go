@@ -16,7 +16,7 @@ func TestABulkDeleteOverTheLogsBatchLimitIsSplitIntoBatchesWithinIt(t *testing.T
 	}
 	log := &recordingLog{}
 	s.SetJournal(log)
-	keys, err := s.DeleteWhere(context.Background(), func(*Group) bool { return true }, false)
+	keys, _, err := s.DeleteWhere(context.Background(), func(*Group) bool { return true }, false)
 	if err != nil || len(keys) != 7 {
 		t.Fatalf("DeleteWhere = %d keys, %v; want 7, nil", len(keys), err)
 	}

@@ -22,7 +22,7 @@ func filledStore(b testing.TB, n int) *Store {
 	ctx := context.Background()
 	for i := 0; i < n; i++ {
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
+		if _, err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -48,7 +48,7 @@ func BenchmarkApply(b *testing.B) {
 				fams := payload.Families(i%1000, i)
 				b.StartTimer()
 				k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i%1000)})
-				if err := s.Push(ctx, Push{Key: k, Method: Replace, Families: fams, Time: time.Now()}); err != nil {
+				if _, err := s.Push(ctx, Push{Key: k, Method: Replace, Families: fams, Time: time.Now()}); err != nil {
 					b.Fatal(err)
 				}
 			}

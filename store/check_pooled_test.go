@@ -43,7 +43,7 @@ func pushPooled(t *testing.T, s *Store, key groupkey.Key, body string) error {
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
-	err = s.Push(context.Background(), Push{Key: key, Method: Replace, Families: d.Families, Time: time.Now()})
+	_, err = s.Push(context.Background(), Push{Key: key, Method: Replace, Families: d.Families, Time: time.Now()})
 	d.Release()
 	return err
 }
@@ -97,7 +97,7 @@ func TestRejectionsOutliveTheReleasedPush(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(Options{Limits: tt.limits})
-			if err := s.Push(context.Background(), Push{Key: key("job", "a", "instance", "i1"), Method: Replace,
+			if _, err := s.Push(context.Background(), Push{Key: key("job", "a", "instance", "i1"), Method: Replace,
 				Families: families(t, "# TYPE stored gauge\nstored 1\n"), Time: time.Now()}); err != nil {
 				t.Fatal(err)
 			}

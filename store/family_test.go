@@ -33,7 +33,7 @@ func uncachedScrape(t *testing.T, s *Store, f exposition.Format) []byte {
 			}
 			fams = append(fams, mf)
 		}
-		if err := fresh.Push(context.Background(), Push{Key: g.Key(), Method: Replace, Families: fams, Time: g.PushTime()}); err != nil {
+		if _, err := fresh.Push(context.Background(), Push{Key: g.Key(), Method: Replace, Families: fams, Time: g.PushTime()}); err != nil {
 			t.Fatal(err)
 		}
 	}

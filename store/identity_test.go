@@ -69,7 +69,8 @@ func (st identityStep) push(t *testing.T, s *Store, at time.Time) error {
 			fams = families(t, st.body)
 		}
 	}
-	return s.Push(context.Background(), Push{Key: st.key, Method: Replace, Families: fams, Time: at})
+	_, err := s.Push(context.Background(), Push{Key: st.key, Method: Replace, Families: fams, Time: at})
+	return err
 }
 
 // TestSeriesIdentity pins DESIGN §5: a push that would make any scrape show
@@ -215,7 +216,7 @@ func TestAcceptedAfterTheConflictingFamilyIsGone(t *testing.T) {
 	if err := (identityStep{key: a, body: "m_x{a_b=\"1\"} 1\n"}).push(t, s, t0); err != nil {
 		t.Fatalf("group a could not replace its own m.x by m_x: %v", err)
 	}
-	if err := s.Delete(context.Background(), a); err != nil {
+	if _, err := s.Delete(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
 	if err := (identityStep{key: b, body: "{\"m.x\",\"a.b\"=\"1\"} 1\n"}).push(t, s, t0); err != nil {

@@ -42,7 +42,7 @@ func TestSeriesOwnership(t *testing.T) {
 			}
 
 			// Once group a is deleted, its series are free.
-			if err := s.Delete(context.Background(), a); err != nil {
+			if _, err := s.Delete(context.Background(), a); err != nil {
 				t.Fatal(err)
 			}
 			mustPush(t, s, key("job", "a", "instance", "x", "s", "0"), Replace, "# TYPE m gauge\nm 1\n", t0.Add(4*time.Second))
@@ -68,7 +68,7 @@ func TestGroupNumbersAreReusedWithoutMixingOwners(t *testing.T) {
 	for step := range 60 {
 		i := (step * 7) % 13
 		if live[i] && step%3 == 0 {
-			if err := s.Delete(ctx, groupKey(i)); err != nil {
+			if _, err := s.Delete(ctx, groupKey(i)); err != nil {
 				t.Fatal(err)
 			}
 			delete(live, i)
@@ -78,7 +78,7 @@ func TestGroupNumbersAreReusedWithoutMixingOwners(t *testing.T) {
 		}
 		checkIndexOwners(t, s)
 	}
-	if err := s.Wipe(ctx); err != nil {
+	if _, err := s.Wipe(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
@@ -130,7 +130,7 @@ func TestConflictReasonsQuoteUTF8Names(t *testing.T) {
 	}
 	owner := fams("{\"m\\nx\",\"l\\nb\"=\"v\"} 1\n")
 	owner.Key = key("job", "a", "g\nk", "1")
-	if err := s.Push(context.Background(), owner); err != nil {
+	if _, err := s.Push(context.Background(), owner); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -150,7 +150,7 @@ func TestConflictReasonsQuoteUTF8Names(t *testing.T) {
 		}(), `duplicate series "d\ny"{`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := s.Push(context.Background(), tt.p)
+			_, err := s.Push(context.Background(), tt.p)
 			if err == nil {
 				t.Fatal("the push was accepted")
 			}

@@ -55,7 +55,7 @@ func BenchmarkPushJournaled(b *testing.B) {
 		b.StopTimer()
 		fams := payload.Families(i%groups, i)
 		b.StartTimer()
-		if err := s.Push(ctx, Push{Key: keys[i%groups], Method: Replace, Families: fams, Time: time.Now()}); err != nil {
+		if _, err := s.Push(ctx, Push{Key: keys[i%groups], Method: Replace, Families: fams, Time: time.Now()}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -150,7 +150,7 @@ func TestStoreFullOfGroups(t *testing.T) {
 	}
 
 	// Deleting a group makes room.
-	if err := s.Delete(ctx, key("job", "a")); err != nil {
+	if _, err := s.Delete(ctx, key("job", "a")); err != nil {
 		t.Fatal(err)
 	}
 	mustPush(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(5, 0))
@@ -216,11 +216,11 @@ func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 	requireTotals(t, s, 2, 5)
 	mustPush(t, s, c, Replace, seriesText("p", 2), time.Unix(5, 0))
 	requireTotals(t, s, 3, 9)
-	if err := s.Delete(ctx, b); err != nil {
+	if _, err := s.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	requireTotals(t, s, 2, 7)
-	if _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().ID() == c.ID() }, false); err != nil {
+	if _, _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().ID() == c.ID() }, false); err != nil {
 		t.Fatal(err)
 	}
 	requireTotals(t, s, 1, 3)
@@ -243,12 +243,12 @@ func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 	requireTotals(t, r, 2, 7)
 	requireLimit(t, push(t, r, key("job", "d"), Replace, "", time.Unix(7, 0)), limits.ReasonStoreFullGroups, true, "--store.max-groups")
 	// A group shrinking in an over-full store is accepted.
-	if err := r.Push(ctx, Push{Key: c, Method: Replace, Families: families(t, "p 1\n"), Time: time.Unix(8, 0)}); err != nil {
+	if _, err := r.Push(ctx, Push{Key: c, Method: Replace, Families: families(t, "p 1\n"), Time: time.Unix(8, 0)}); err != nil {
 		t.Fatalf("shrinking push in an over-full store: %v", err)
 	}
 	requireTotals(t, r, 2, 6)
 
-	if err := r.Wipe(ctx); err != nil {
+	if _, err := r.Wipe(ctx); err != nil {
 		t.Fatal(err)
 	}
 	requireTotals(t, r, 0, 0)

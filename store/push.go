@@ -35,19 +35,21 @@ type Push struct {
 	KnownFields bool
 }
 
-// Push applies a push. It returns nil once the change is stored (and durable,
-// with a journal), a *limits.Error when a limit refused it (nothing changed),
-// a *RejectError when the push failed the checks, or a *PersistenceError
-// when the journal failed.
-func (s *Store) Push(ctx context.Context, p Push) error {
+// Push applies a push. It is checked against the head (committed and pending
+// changes) and returns once the change is committed (durable, with a
+// journal) and published, with the position of its commit; a *limits.Error
+// when a limit refused it (nothing changed), a *RejectError when the push
+// failed the checks, or a *PersistenceError when the journal failed (nothing
+// was published).
+func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 	p.Families = s.dropTimeFamilies(p.Key, p.Families)
 	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
 	if err != nil {
 		var lerr *limits.Error
 		if errors.As(err, &lerr) {
-			return err
+			return 0, err
 		}
-		return s.recordFailure(ctx, p.Key, p.Time, err)
+		return 0, s.recordFailure(ctx, p.Key, p.Time, err)
 	}
 	fams := make([]*Family, len(prepared))
 	enc := s.render.encoding()
@@ -55,14 +57,14 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
-			return s.recordFailure(ctx, p.Key, p.Time, err)
+			return 0, s.recordFailure(ctx, p.Key, p.Time, err)
 		}
 	}
 	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
 	gid := p.Key.ID()
 
 	s.mu.Lock()
-	old := s.groups[gid]
+	old := s.headGroup(gid)
 	ng := &Group{key: p.Key, pushTime: p.Time, families: make(map[string]*Family, len(fams)+2)}
 	var oldFams map[string]*Family
 	if old != nil {
@@ -89,18 +91,18 @@ func (s *Store) Push(ctx context.Context, p Push) error {
 	if old == nil {
 		newGroups = 1
 	}
-	if err := s.opts.Limits.CheckStore(len(s.groups), s.series, newGroups, seriesDelta(old, ng)); err != nil {
+	if err := s.opts.Limits.CheckStore(s.headGroups, s.series, newGroups, seriesDelta(old, ng)); err != nil {
 		s.mu.Unlock()
-		return err
+		return 0, err
 	}
 	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
 		s.mu.Unlock()
-		return s.recordFailure(ctx, p.Key, p.Time, err)
+		return 0, s.recordFailure(ctx, p.Key, p.Time, err)
 	}
-	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
+	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	return s.wait(ctx, ticket)
 }
@@ -141,14 +143,14 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 	prepared := s.addTimeFamilies(fresh, nil, s.render.encoding(), nil)
 
 	s.mu.Lock()
-	old := s.groups[gid]
+	old := s.headGroup(gid)
 	ng := fresh
 	if old != nil {
 		ng = old.clone()
 		ng.failTime, ng.failReason = at, rej.Reason
 		ng.families[PushFailureTimeName] = fresh.families[PushFailureTimeName]
 	} else {
-		err := s.opts.Limits.CheckStore(len(s.groups), s.series, 1, seriesDelta(nil, ng))
+		err := s.opts.Limits.CheckStore(s.headGroups, s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
 			err = s.index.check(gid, nil, ng.families, prepared, s.ownerName)
 		}
@@ -159,10 +161,10 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 			return rej
 		}
 	}
-	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{ng}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
+	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
 	if err == nil {
-		err = s.wait(ctx, ticket)
+		_, err = s.wait(ctx, ticket)
 	}
 	if err != nil {
 		s.logger.Error("failure time not recorded", "group", key.String(), "err", err)
@@ -170,67 +172,73 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 	return rej
 }
 
-// Delete removes the group with the given key. Deleting an absent group is
-// not an error.
-func (s *Store) Delete(ctx context.Context, key groupkey.Key) error {
+// Delete removes the group with the given key and returns the position of
+// the commit that did. Deleting an absent group is not an error, and is
+// committed all the same (a delete of nothing): its answer then waits for
+// every change appended before it, a pending change of this group
+// included, and a cluster writer that was deposed cannot answer it from a
+// stale store.
+func (s *Store) Delete(ctx context.Context, key groupkey.Key) (journal.Position, error) {
 	gid := key.ID()
 	s.mu.Lock()
-	old := s.groups[gid]
-	if old == nil {
-		s.mu.Unlock()
-		return nil
-	}
-	ticket, err := s.commitLocked([]undoGroup{{gid: gid, prev: old}}, []*Group{nil}, journal.Op{Kind: journal.OpDelete, Key: gid})
+	old := s.headGroup(gid)
+	ticket, err := s.commitLocked([]change{{gid: gid, prev: old}}, journal.Op{Kind: journal.OpDelete, Key: gid})
 	s.mu.Unlock()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	return s.wait(ctx, ticket)
 }
 
-// Wipe removes every group at once: no push is applied between the first
-// and the last removal.
-func (s *Store) Wipe(ctx context.Context) error {
+// Wipe removes every group at once (no push is applied between the first
+// and the last removal) and returns the position of its commit.
+func (s *Store) Wipe(ctx context.Context) (journal.Position, error) {
 	s.mu.Lock()
-	undos := make([]undoGroup, 0, len(s.groups))
-	next := make([]*Group, 0, len(s.groups))
-	for gid, g := range s.groups {
-		undos = append(undos, undoGroup{gid: gid, prev: g})
-		next = append(next, nil)
-	}
-	ticket, err := s.commitLocked(undos, next, journal.Op{Kind: journal.OpDeleteAll})
+	var changes []change
+	s.eachHeadGroup(func(gid string, g *Group) {
+		changes = append(changes, change{gid: gid, prev: g})
+	})
+	ticket, err := s.commitLocked(changes, journal.Op{Kind: journal.OpDeleteAll})
 	s.mu.Unlock()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	return s.wait(ctx, ticket)
 }
 
-// DeleteWhere removes, in one atomic change, every group for which match
-// returns true, and returns their keys sorted. With dryRun it only returns
-// the keys. match runs under the store's lock and must be quick. With
+// DeleteWhere removes, in one atomic change, every group of the head for
+// which match returns true, and returns their keys sorted and the position
+// of the last commit it waited for. With dryRun it only returns the keys.
+// match runs under the store's lock and must be quick. When nothing
+// matches, it waits for the changes pending when it looked. With
 // Options.MaxBatchOps, more groups than that are removed in several atomic
 // changes, appended at once: no push lands between them in the log, but a
 // failed one leaves the groups of the batches before it deleted.
-func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun bool) ([]groupkey.Key, error) {
+func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun bool) ([]groupkey.Key, journal.Position, error) {
 	s.mu.Lock()
 	var (
-		keys  []groupkey.Key
-		undos []undoGroup
-		ops   []journal.Op
+		keys    []groupkey.Key
+		changes []change
+		ops     []journal.Op
 	)
-	for gid, g := range s.groups {
+	s.eachHeadGroup(func(gid string, g *Group) {
 		if !match(g) {
-			continue
+			return
 		}
 		keys = append(keys, g.key)
-		undos = append(undos, undoGroup{gid: gid, prev: g})
+		changes = append(changes, change{gid: gid, prev: g})
 		ops = append(ops, journal.Op{Kind: journal.OpDelete, Key: gid})
-	}
+	})
 	sort.Slice(keys, func(i, j int) bool { return keys[i].ID() < keys[j].ID() })
-	if dryRun || len(keys) == 0 {
+	if dryRun {
 		s.mu.Unlock()
-		return keys, nil
+		return keys, 0, nil
+	}
+	if len(keys) == 0 {
+		last := s.lastPending()
+		s.mu.Unlock()
+		pos, err := s.wait(ctx, last)
+		return keys, pos, err
 	}
 	size := len(ops)
 	if s.opts.MaxBatchOps > 0 {
@@ -239,26 +247,31 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 	var tickets []journal.Commit
 	for start := 0; start < len(ops); start += size {
 		end := min(start+size, len(ops))
-		ticket, err := s.commitLocked(undos[start:end], make([]*Group, end-start), ops[start:end]...)
+		ticket, err := s.commitLocked(changes[start:end], ops[start:end]...)
 		if err != nil {
 			s.mu.Unlock()
-			// The batches appended before this one fail with it or were
-			// rolled back by their own waits.
+			// The batches appended before this one fail with it or are
+			// published by their own waits.
 			for _, t := range tickets {
-				_ = s.wait(ctx, t)
+				_, _ = s.wait(ctx, t)
 			}
-			return nil, err
+			return nil, 0, err
 		}
 		tickets = append(tickets, ticket)
 	}
 	s.mu.Unlock()
-	var firstErr error
+	var (
+		firstErr error
+		pos      journal.Position
+	)
 	for _, t := range tickets {
-		if err := s.wait(ctx, t); err != nil && firstErr == nil {
+		p, err := s.wait(ctx, t)
+		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+		pos = max(pos, p)
 	}
-	return keys, firstErr
+	return keys, pos, firstErr
 }
 
 // seriesDelta returns how many series replacing group old by next (either

@@ -47,7 +47,7 @@ func TestThePushOutcomeDoesNotDependOnTheFormatScrapedLast(t *testing.T) {
 				sn := s.Snapshot()
 				sn.StartScrape(enc)
 				sn.Release()
-				outcome[enc] = s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf()}, Time: t0})
+				_, outcome[enc] = s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf()}, Time: t0})
 			}
 			if (outcome[exposition.EncodingText] == nil) != (outcome[exposition.EncodingOpenMetrics] == nil) {
 				t.Errorf("after a text scrape the push gets %v, after an OpenMetrics scrape %v", outcome[exposition.EncodingText], outcome[exposition.EncodingOpenMetrics])

@@ -20,16 +20,23 @@ import (
 // Restore loads one journal record (a key and a group encoded by the store)
 // into the store. It is the callback for filejournal.Open and runs before the
 // store serves requests. A record that conflicts with groups already loaded
-// is skipped with a warning rather than making the store inconsistent.
+// is applied all the same and counted, by the rule every log reader follows
+// (see applyLocked); one whose families cannot be rebuilt is skipped with a
+// warning.
 func (s *Store) Restore(key string, value []byte) error {
 	rec, err := groupcodec.Decode(value)
 	if err != nil {
 		return fmt.Errorf("restore group %q: %w", key, err)
 	}
 	gk := recordKey(&rec)
-	if err := s.restoreStored(gk, &rec); err != nil {
+	g, prepared, err := s.storedGroup(gk, &rec)
+	if err != nil {
 		s.logger.Warn("stored group skipped", "group", gk.String(), "err", err)
+		return nil
 	}
+	s.mu.Lock()
+	s.applyLocked(0, gk.ID(), g, prepared)
+	s.mu.Unlock()
 	return nil
 }
 
@@ -45,19 +52,10 @@ func (s *Store) JournalOps() []journal.Op {
 	return ops
 }
 
-// restoreStored installs the group of key the store itself encoded as rec,
-// unless the consistency index refuses it.
-func (s *Store) restoreStored(key groupkey.Key, rec *groupcodec.Group) error {
-	g, prepared, err := s.storedGroup(key, rec)
-	if err != nil {
-		return err
-	}
-	return s.installChecked(g, prepared)
-}
-
 // installChecked installs g, which replaces the group of its key, unless
-// the consistency index refuses it. prepared are g's families as the index
-// checks them.
+// the consistency index refuses it: the rule of a foreign file (the
+// reference's, imported), not of a log of this store's. prepared are g's
+// families as the index checks them.
 func (s *Store) installChecked(g *Group, prepared []preparedFamily) error {
 	gid := g.key.ID()
 	s.mu.Lock()

@@ -48,7 +48,7 @@ func TestRestoredStoreScrapesLikeTheOriginal(t *testing.T) {
 		src := New(Options{UTF8Names: utf8Names})
 		for i := 0; i < 20; i++ {
 			k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i), "empty": ""})
-			if err := src.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+			if _, err := src.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -64,7 +64,7 @@ func TestRestoredStoreScrapesLikeTheOriginal(t *testing.T) {
 		// The index is rebuilt too: the same series from a group whose key
 		// differs only by the empty label is refused.
 		twin := groupkey.New(map[string]string{"job": "bench", "instance": "i0"})
-		if err := dst.Push(context.Background(), Push{Key: twin, Method: Replace, Families: payload.Families(0, 0), Time: t0}); err == nil {
+		if _, err := dst.Push(context.Background(), Push{Key: twin, Method: Replace, Families: payload.Families(0, 0), Time: t0}); err == nil {
 			t.Errorf("utf8=%v: the restored store accepted series group i0 holds", utf8Names)
 		}
 		for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {

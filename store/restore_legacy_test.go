@@ -29,7 +29,7 @@ func TestRecordsOfEarlierVersionsLoadLikeTheOriginal(t *testing.T) {
 	src := New(Options{})
 	for i := range 5 {
 		k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
-		if err := src.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
+		if _, err := src.Push(context.Background(), Push{Key: k, Method: Replace, Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}

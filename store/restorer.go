@@ -13,8 +13,8 @@ import (
 // but decodes them on several goroutines: rebuilding a group from its
 // bytes (decoding, hashing its series, building its time families) is
 // most of a load's work, and needs no lock. The groups are installed in
-// the order they were handed over, by one goroutine, so that the outcome,
-// the records skipped included, is Restore's. Hand records over from one
+// the order they were handed over, by one goroutine, so that the outcome is
+// Restore's. Hand records over from one
 // goroutine, then call Close, which waits until all are installed.
 type Restorer struct {
 	s *Store
@@ -110,13 +110,13 @@ func (r *Restorer) install() {
 			r.err = j.err
 			r.mu.Unlock()
 		default:
-			err := j.skip
-			if err == nil {
-				err = r.s.installChecked(j.g, j.prepared)
+			if j.skip != nil {
+				r.s.logger.Warn("stored group skipped", "group", j.group.String(), "err", j.skip)
+				continue
 			}
-			if err != nil {
-				r.s.logger.Warn("stored group skipped", "group", j.group.String(), "err", err)
-			}
+			r.s.mu.Lock()
+			r.s.applyLocked(0, j.group.ID(), j.g, j.prepared)
+			r.s.mu.Unlock()
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/journal"
 )
 
 // record is a stored group as a journal or the cluster's log holds it.
@@ -38,50 +39,66 @@ func conflictingRecords(t *testing.T) (record, record) {
 	return recordsOf(a)[0], recordsOf(b)[0]
 }
 
-func TestARestorerLoadsWhatRestoreLoadsSkippingTheSameRecords(t *testing.T) {
+// TestEveryLogReaderBuildsTheSameStoreFromConflictingRecords: a log
+// holding two groups that expose one series (as an older version could
+// write) gives byte-identical scrapes whether it was restored record by
+// record, by a Restorer, or applied batch by batch as a follower does,
+// and in either order: one conflict rule (apply, count) for all of them.
+// Before, restore skipped the later record and Apply installed it, so a
+// replica that loaded the log and one that followed it differed.
+func TestEveryLogReaderBuildsTheSameStoreFromConflictingRecords(t *testing.T) {
 	src := filledStore(t, 300)
 	first, second := conflictingRecords(t)
-	for _, tc := range []struct {
-		name string
-		last []record
-		want string // the job and instance of the group the conflict keeps
-	}{
-		{"the first of two conflicting records handed over wins", []record{first, second}, "a/"},
-		{"in the other order the other one wins", []record{second, first}, "a/x"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			records := append(recordsOf(src), tc.last...)
-			want, got := New(Options{}), New(Options{})
-			for _, r := range records {
-				if err := want.Restore(r.key, r.value); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rs := got.NewRestorer(4)
-			for _, r := range records {
-				if err := rs.Restore(r.key, r.value); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := rs.Close(); err != nil {
+	var reference map[exposition.Encoding][]byte
+	for _, order := range [][]record{{first, second}, {second, first}} {
+		records := append(recordsOf(src), order...)
+		restored, restorer, applied := New(Options{}), New(Options{}), New(Options{})
+		for _, r := range records {
+			if err := restored.Restore(r.key, r.value); err != nil {
 				t.Fatal(err)
 			}
+		}
+		rs := restorer.NewRestorer(4)
+		for _, r := range records {
+			if err := rs.Restore(r.key, r.value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range records {
+			if err := applied.Apply(journal.Position(i+1), []journal.Op{{Kind: journal.OpSet, Key: r.key, Value: r.value}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, st := range map[string]*Store{"Restore": restored, "Restorer": restorer, "Apply": applied} {
 			var kept []string
-			for _, g := range got.Groups() {
+			for _, g := range st.Groups() {
 				if job, _ := g.Key().Get("job"); job == "a" {
 					instance, _ := g.Key().Get("instance")
 					kept = append(kept, job+"/"+instance)
 				}
 			}
-			if len(kept) != 1 || kept[0] != tc.want {
-				t.Errorf("the conflict kept %v, want [%s]", kept, tc.want)
+			if len(kept) != 2 {
+				t.Errorf("%s kept %v of the two conflicting groups, want both", name, kept)
+			}
+			if n := st.ApplyConflicts(); n != 1 {
+				t.Errorf("%s counted %d conflicts, want 1", name, n)
 			}
 			for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingProtobuf} {
-				if w, g := scrapeBytes(t, want, enc), scrapeBytes(t, got, enc); !bytes.Equal(w, g) {
-					t.Errorf("%s: the Restorer's store scrapes %d bytes unlike Restore's %d", enc, len(g), len(w))
+				got := scrapeBytes(t, st, enc)
+				if reference == nil {
+					reference = map[exposition.Encoding][]byte{}
+				}
+				if want, ok := reference[enc]; !ok {
+					reference[enc] = got
+				} else if !bytes.Equal(want, got) {
+					t.Errorf("%s, records in order %s first: %s scrape of %d bytes differs from the first store's %d",
+						name, order[0].key, enc, len(got), len(want))
 				}
 			}
-		})
+		}
 	}
 }
 

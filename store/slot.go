@@ -53,19 +53,31 @@ func entryLess(a, b Entry) bool {
 	return a.gid < b.gid
 }
 
-// install replaces group gid's state old by next (nil: absent) in the group
-// map, the consistency index and the scrape order. Families shared by old and
-// next are left alone, so the cost is that of the change. It keeps the
-// series total. s.mu must be held.
+// install replaces group gid's state old by next (nil: absent) in both the
+// head and the served state: what applying a committed change does. s.mu
+// must be held, and gid must have no pending change.
+func (s *Store) install(gid string, old, next *Group) {
+	s.reindex(gid, old, next)
+	s.publish(gid, old, next)
+}
+
+// reindex replaces group gid's head state old by next (nil: absent) in the
+// consistency index, keeping the head's group and series totals. Families
+// shared by old and next are left alone, so the cost is that of the change.
+// s.mu must be held.
 //
 // A family replaced by one of the same name, type and series (a batch job
 // pushing new values for the same labels, the common case) keeps its index
-// entries as they are and its slot (updated now, or when the open snapshots
-// are released): removing and re-adding 74 series and replacing the B-tree
-// entry was a quarter of the push's time under the lock, and more at
-// 100,000 groups, where every one of those map and tree operations misses
-// the CPU cache.
-func (s *Store) install(gid string, old, next *Group) {
+// entries as they are: removing and re-adding 74 series was a quarter of
+// the push's time under the lock, and more at 100,000 groups, where every
+// one of those map operations misses the CPU cache.
+func (s *Store) reindex(gid string, old, next *Group) {
+	switch {
+	case old == nil && next != nil:
+		s.headGroups++
+	case old != nil && next == nil:
+		s.headGroups--
+	}
 	if old != nil {
 		for name, f := range old.families {
 			var nf *Family
@@ -77,10 +89,38 @@ func (s *Store) install(gid string, old, next *Group) {
 			}
 			s.series -= f.SeriesCount()
 			s.index.remove(gid, f)
-			if nf == nil {
-				if gone, ok := s.entries.Delete(Entry{name: name, gid: gid}); ok {
-					s.retire(gone.slot)
-				}
+		}
+	}
+	if next == nil {
+		return
+	}
+	for name, f := range next.families {
+		var of *Family
+		if old != nil {
+			of = old.families[name]
+		}
+		if of == f || (of != nil && of.hasSeries(f.typ, f.series, f.labels)) {
+			continue
+		}
+		s.series += f.SeriesCount()
+		s.index.add(gid, f)
+	}
+}
+
+// publish replaces group gid's served state old by next (nil: absent) in
+// the group map and the scrape order. s.mu must be held.
+//
+// A family replaced by one of the same series keeps its slot (updated now,
+// or when the open snapshots are released) instead of replacing the B-tree
+// entry, for the same reason as in reindex.
+func (s *Store) publish(gid string, old, next *Group) {
+	if old != nil {
+		for name := range old.families {
+			if next != nil && next.families[name] != nil {
+				continue
+			}
+			if gone, ok := s.entries.Delete(Entry{name: name, gid: gid}); ok {
+				s.retire(gone.slot)
 			}
 		}
 	}
@@ -97,10 +137,6 @@ func (s *Store) install(gid string, old, next *Group) {
 			continue
 		}
 		same := of != nil && of.hasSeries(f.typ, f.series, f.labels)
-		if !same {
-			s.series += f.SeriesCount()
-			s.index.add(gid, f)
-		}
 		if same && of.slot != nil && of.slot.live && s.shownBy(of.slot) == of {
 			sl := of.slot
 			f.slot = sl

@@ -120,7 +120,7 @@ func TestSnapshotsSeeExactlyTheStateAtTheirStart(t *testing.T) {
 				case op < 6:
 					mustPush(t, s, k, Merge, fmt.Sprintf("c{y=\"%d\"} %d\n", rng.IntN(2), step), at)
 				case op < 7:
-					if err := s.Delete(context.Background(), k); err != nil {
+					if _, err := s.Delete(context.Background(), k); err != nil {
 						t.Fatal(err)
 					}
 				case op < 9 && len(snaps) < 3:

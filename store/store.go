@@ -45,13 +45,20 @@ type Store struct {
 	// scraped) and the buffers pushes render into.
 	render renderState
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// groups and entries are the served state: committed groups, and their
+	// families in scrape order (see commit.go).
 	groups  map[string]*Group
-	index   *index
 	entries *btree.BTreeG[Entry]
-	// pending holds the changes appended to the journal and not yet known
+	// index, overlay, headGroups and series describe the head: committed
+	// state plus the pending changes. overlay holds the head state of the
+	// groups pending changes touch (nil: removed).
+	index      *index
+	overlay    map[string]*headState
+	headGroups int
+	// pending holds the batches appended to the journal and not yet known
 	// durable, oldest first.
-	pending []undo
+	pending []pendingBatch
 	// snapshots counts the open snapshots: while there are any, install
 	// leaves slots alone (see slot).
 	snapshots int
@@ -62,8 +69,8 @@ type Store struct {
 	// B-tree entry at once instead (copying its path, shared with the
 	// snapshots' clones) made pushes beside a scraper cost more.
 	deferred map[*slot]deferredUpdate
-	// series is the number of series of all groups, kept by install so that
-	// the store limits are checked in O(push).
+	// series is the number of series of all groups of the head, kept by
+	// reindex so that the store limits are checked in O(push).
 	series int
 	// overridden counts pushed timestamp families (dropTimeFamilies).
 	overridden atomic.Uint64
@@ -87,6 +94,7 @@ func New(opts Options) *Store {
 		seed:    maphash.MakeSeed(),
 		logger:  logger,
 		groups:  make(map[string]*Group),
+		overlay: make(map[string]*headState),
 		index:   newIndex(opts.UTF8Names),
 		entries: btree.NewG[Entry](32, entryLess),
 	}
@@ -103,15 +111,16 @@ func (s *Store) SetJournal(j journal.Log) {
 	s.journal = j
 }
 
-// ownerName names group gid for error messages. s.mu must be held.
+// ownerName names group gid of the head for error messages. s.mu must be
+// held.
 func (s *Store) ownerName(gid string) string {
-	if g := s.groups[gid]; g != nil {
+	if g := s.headGroup(gid); g != nil {
 		return g.key.String()
 	}
 	return fmt.Sprintf("%q", gid)
 }
 
-// Groups returns every group, sorted by grouping key.
+// Groups returns every committed group, sorted by grouping key.
 func (s *Store) Groups() []*Group {
 	s.mu.Lock()
 	out := make([]*Group, 0, len(s.groups))
@@ -123,7 +132,7 @@ func (s *Store) Groups() []*Group {
 	return out
 }
 
-// Group returns the group with the given key, or nil.
+// Group returns the committed group with the given key, or nil.
 func (s *Store) Group(key groupkey.Key) *Group {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -135,7 +144,8 @@ type Stats struct {
 	Groups, Families, Series int
 }
 
-// Stats counts groups, families and series in O(1), from running totals.
+// Stats counts committed groups and families, and the series of the head
+// (committed and pending), in O(1), from running totals.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -48,7 +48,8 @@ func key(labels ...string) groupkey.Key {
 
 func push(t *testing.T, s *Store, k groupkey.Key, m Method, text string, at time.Time) error {
 	t.Helper()
-	return s.Push(context.Background(), Push{Key: k, Method: m, Families: families(t, text), Time: at})
+	_, err := s.Push(context.Background(), Push{Key: k, Method: m, Families: families(t, text), Time: at})
+	return err
 }
 
 func mustPush(t *testing.T, s *Store, k groupkey.Key, m Method, text string, at time.Time) {
@@ -224,23 +225,23 @@ func TestDeleteWipeAndDeleteWhere(t *testing.T) {
 	for _, j := range []string{"a", "b", "c"} {
 		mustPush(t, s, key("job", j), Replace, "m 1\n", t0)
 	}
-	if err := s.Delete(ctx, key("job", "a")); err != nil {
+	if _, err := s.Delete(ctx, key("job", "a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, key("job", "absent")); err != nil {
+	if _, err := s.Delete(ctx, key("job", "absent")); err != nil {
 		t.Fatalf("deleting an absent group: %v", err)
 	}
-	keys, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().Job() == "b" }, true)
+	keys, _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().Job() == "b" }, true)
 	if err != nil || len(keys) != 1 || s.Group(key("job", "b")) == nil {
 		t.Fatalf("dry run: keys %v, err %v; the group must stay", keys, err)
 	}
-	if _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().Job() == "b" }, false); err != nil {
+	if _, _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().Job() == "b" }, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Stats().Groups; got != 1 {
 		t.Fatalf("groups = %d, want 1", got)
 	}
-	if err := s.Wipe(ctx); err != nil {
+	if _, err := s.Wipe(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st := s.Stats(); st.Groups != 0 || st.Series != 0 || st.Families != 0 {

@@ -34,10 +34,12 @@ import (
 // change, then 202 with an empty body.
 func (h *Handler) apiWipe(w http.ResponseWriter, r *http.Request) {
 	setAPIHeaders(w)
-	if err := h.store().Wipe(r.Context()); err != nil {
+	pos, err := h.store().Wipe(r.Context())
+	if err != nil {
 		h.writeError(w, r, fmt.Errorf("wipe: %w", err))
 		return
 	}
+	setCommitPosition(w, pos)
 	w.WriteHeader(http.StatusAccepted)
 }
 
@@ -120,7 +122,7 @@ func (h *Handler) apiAdminGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	// The match function runs under the store's lock: it only collects.
 	var selected []*store.Group
-	_, err = h.store().DeleteWhere(r.Context(), func(g *store.Group) bool {
+	_, pos, err := h.store().DeleteWhere(r.Context(), func(g *store.Group) bool {
 		if !f.matches(g) {
 			return false
 		}
@@ -140,6 +142,7 @@ func (h *Handler) apiAdminGroups(w http.ResponseWriter, r *http.Request) {
 		data.Deleted = len(selected)
 		h.logger.Info("deleted groups through the admin API", "count", len(selected), "query", r.URL.RawQuery)
 	}
+	setCommitPosition(w, pos)
 	h.writeAPI(w, http.StatusOK, data)
 }
 

@@ -24,7 +24,7 @@ func adminFixture(t *testing.T, enable bool) (*Handler, *store.Store) {
 	apiPushText(t, st, now.Add(-72*time.Hour), "b 1\nc 2\n", "job", "ancient")
 	// A push with a timestamp is rejected and creates the group with push
 	// time 0 and a failure time.
-	if err := st.Push(t.Context(), store.Push{
+	if _, err := st.Push(t.Context(), store.Push{
 		Key: groupkey.New(map[string]string{"job": "never"}), Method: store.Replace,
 		Families: mustDecodeText(t, "d 1 1000\n"), Time: now,
 	}); err == nil {

@@ -44,7 +44,7 @@ func TestAPITimeStampsAreThoseOfTheRequestsThatWroteEachFamily(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = st.Push(context.Background(), store.Push{Key: groupkey.New(map[string]string{"job": "j"}), Method: store.Replace, Families: decoded.Families, Time: tm})
+		_, err = st.Push(context.Background(), store.Push{Key: groupkey.New(map[string]string{"job": "j"}), Method: store.Replace, Families: decoded.Families, Time: tm})
 		if err == nil {
 			t.Fatal("a push with a sample timestamp was accepted")
 		}

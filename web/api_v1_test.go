@@ -64,7 +64,7 @@ func apiPush(t testing.TB, st *store.Store, at time.Time, fams []*dto.MetricFami
 	for i := 0; i+1 < len(labels); i += 2 {
 		m[labels[i]] = labels[i+1]
 	}
-	if err := st.Push(context.Background(), store.Push{Key: groupkey.New(m), Method: store.Replace, Families: fams, Time: at}); err != nil {
+	if _, err := st.Push(context.Background(), store.Push{Key: groupkey.New(m), Method: store.Replace, Families: fams, Time: at}); err != nil {
 		t.Fatalf("push to %v: %v", m, err)
 	}
 }

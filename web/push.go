@@ -62,7 +62,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	// The decoded families borrow pooled memory; the store copies what it
 	// keeps and its errors are new strings, so they go back right after
 	// Push, on every path, before the next push on this goroutine.
-	err = h.store().Push(r.Context(), store.Push{
+	pos, err := h.store().Push(r.Context(), store.Push{
 		Key:         groupkey.New(labels),
 		Method:      method,
 		Families:    decoded.Families,
@@ -75,6 +75,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		h.rejectPush(w, r, reason, code, err)
 		return
 	}
+	setCommitPosition(w, pos)
 	if h.opts.DisableConsistencyCheck {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -89,10 +90,12 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, rest string) {
 		h.fail(w, "delete", "path", http.StatusBadRequest, err)
 		return
 	}
-	if err := h.store().Delete(r.Context(), groupkey.New(labels)); err != nil {
+	pos, err := h.store().Delete(r.Context(), groupkey.New(labels))
+	if err != nil {
 		h.writeStoreError(w, "delete", err)
 		return
 	}
+	setCommitPosition(w, pos)
 	w.WriteHeader(http.StatusAccepted)
 }
 

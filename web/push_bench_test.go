@@ -41,7 +41,7 @@ func BenchmarkPush(b *testing.B) {
 			ctx := context.Background()
 			for i := range groups {
 				k := groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
-				if err := st.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
+				if _, err := st.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
 					b.Fatal(err)
 				}
 			}

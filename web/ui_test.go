@@ -379,7 +379,7 @@ func failPush(t *testing.T, st *store.Store, at time.Time, body string, labels .
 		m[labels[i]] = labels[i+1]
 	}
 	key := groupkey.New(m)
-	if err := st.Push(t.Context(), store.Push{Key: key, Method: store.Replace, Families: mustDecodeText(t, body), Time: at}); err == nil {
+	if _, err := st.Push(t.Context(), store.Push{Key: key, Method: store.Replace, Families: mustDecodeText(t, body), Time: at}); err == nil {
 		t.Fatalf("push of %q to %v accepted", body, m)
 	}
 	reason := st.Group(key).FailureReason()

@@ -56,7 +56,7 @@ func fillJournal(t *testing.T, path string) *store.Store {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = st.Push(ctx, store.Push{Key: groupkey.New(ps.labels), Method: ps.method, Families: decoded.Families, Time: base.Add(ps.at)})
+		_, err = st.Push(ctx, store.Push{Key: groupkey.New(ps.labels), Method: ps.method, Families: decoded.Families, Time: base.Add(ps.at)})
 		if (err != nil) != ps.fails {
 			t.Fatalf("push %v: err %v, want failure %v", ps.labels, err, ps.fails)
 		}

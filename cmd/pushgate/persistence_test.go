@@ -113,7 +113,7 @@ func TestACorruptJournalStopsTheStartUnlessToldToStartEmpty(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		decoded, _ := exposition.Decode(strings.NewReader("m 1\n"), "", exposition.DecodeOptions{})
 		k := groupkey.New(map[string]string{"job": "j", "instance": string(rune('a' + i))})
-		if err := st.Push(ctx, store.Push{Key: k, Families: decoded.Families, Time: time.Now()}); err != nil {
+		if _, err := st.Push(ctx, store.Push{Key: k, Families: decoded.Families, Time: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
