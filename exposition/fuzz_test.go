@@ -189,7 +189,7 @@ func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, 
 
 	// The store's checks either take the families or reject them cleanly.
 	st := store.New(store.Options{UTF8Names: utf8Names})
-	err = st.Push(context.Background(), store.Push{
+	_, err = st.Push(context.Background(), store.Push{
 		Key:      groupkey.New(map[string]string{"job": "fuzz"}),
 		Method:   store.Replace,
 		Families: fams,
