@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 )
@@ -36,6 +37,14 @@ func statusOf(err error) int {
 // and must not flood the log); only server failures are logged as errors.
 func (h *Handler) fail(w http.ResponseWriter, handler, reason string, code int, err error) {
 	h.metrics.reject(handler, reason)
+	if errors.Is(err, journal.ErrNotLeader) && !errors.Is(err, journal.ErrAmbiguous) {
+		// This replica's term ended before the change reached the log, so
+		// nothing was written: a replica that forwarded the write sends it
+		// to the next leader instead of passing this answer on. A change
+		// whose commit is in doubt is not marked: it may have landed, and
+		// the client is told so.
+		w.Header().Set(NotLeaderHeader, "")
+	}
 	msg := oneLine(err.Error())
 	// 507 is a full store: clients cause it at will, so it is logged like a
 	// client error and shows in the rejection counter instead.

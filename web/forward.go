@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -22,6 +23,12 @@ const (
 	// CommitPositionHeader is set on every write answered by the leader: a
 	// replica that applied this log position shows the write's effect.
 	CommitPositionHeader = "Pushgate-Commit-Position"
+	// NotLeaderHeader marks a 503 answered by a replica that did not take
+	// the write because it does not lead (it names the leader it knows,
+	// or nothing), or because its term ended before the write reached the
+	// log. Nothing was written, so a forwarding replica looks for the
+	// leader again and resends the write rather than pass the answer on.
+	NotLeaderHeader = "Pushgate-Not-Leader"
 )
 
 // Cluster is what forwarding needs of a cluster replica (package cluster's
@@ -42,13 +49,23 @@ type Cluster interface {
 	WaitApplied(ctx context.Context, pos uint64) error
 }
 
+// leaderForgetter is a Cluster whose Leader answers from a cache: a
+// forwarder tells it which replica refused a write as not the leader, so
+// that the next Leader call looks the leader up instead of naming that
+// replica again until the cache expires.
+type leaderForgetter interface {
+	// ForgetLeader drops the cached leader if it is url.
+	ForgetLeader(url string)
+}
+
 // ForwardOptions configures Forward.
 type ForwardOptions struct {
 	// Self is this replica's advertised URL, sent in ForwardedByHeader.
 	Self string
-	// LeaderWait bounds how long a write waits for a leader it can reach
-	// before it is answered 503 (default 10s): a new one is elected within
-	// the election's lease TTL.
+	// LeaderWait bounds how long a write waits for a leader that takes
+	// it, the leader's answer included, before it is answered 503 (default
+	// 10s): a new one is elected within the election's lease TTL, so a
+	// leader that hangs holds a forwarded write no longer than this.
 	LeaderWait time.Duration
 	// ApplyWait bounds how long a forwarded write waits for this replica
 	// to apply the leader's commit before it is answered all the same
@@ -101,8 +118,22 @@ func (h *Handler) Forward(c Cluster, opts ForwardOptions) http.Handler {
 // errNoLeader answers a write no leader could take.
 var errNoLeader = errors.New("no cluster leader takes writes now")
 
+// errLeaderMoved ends a forward attempt given up because another replica
+// leads now.
+var errLeaderMoved = errors.New("the leader changed while the write waited for its answer")
+
 // forwardRetry is the pause between two looks for a reachable leader.
 const forwardRetry = 50 * time.Millisecond
+
+// leaderCheck is how often a forward waiting for the leader's answer looks
+// whether another replica leads now: a leader that hangs is replaced
+// within the election's lease TTL, and the write goes to the new one
+// rather than wait out LeaderWait on a frozen connection.
+const leaderCheck = 500 * time.Millisecond
+
+// retryAfter is the Retry-After of a write answered 503 for want of a
+// leader: a new one takes writes within seconds.
+const retryAfter = "1"
 
 // maxForwardedResponse bounds a leader's answer held in memory (answers to
 // writes are a line of text, or a small JSON document).
@@ -110,6 +141,14 @@ const maxForwardedResponse = 4 << 20
 
 // ServeHTTP serves a write here when this replica takes writes, forwards it
 // when another one does, and hands everything else to the handler.
+//
+// A forwarded write is sent again (to the leader found next, or taken
+// here) when the replica it went to refused it as not the leader, could
+// not be reached, or was replaced while the write waited for its answer.
+// Sending a write twice is harmless: a push or a delete sets its group to
+// what its body says whether or not the first one landed, and wipe and
+// bulk delete delete the same. Only a body too large to hold, of which
+// part already went out, cannot be sent again.
 func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	handler := f.h.writeHandler(r)
 	if handler == "" || !f.h.opts.Ready() {
@@ -127,6 +166,10 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		held   bool
 	)
 	deadline := time.Now().Add(f.opts.LeaderWait)
+	// Looking the leader up is bounded by the wait too, should etcd be
+	// slow to answer.
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
 	var lastErr error
 	for {
 		if release, ok := f.c.BeginWrite(); ok {
@@ -142,7 +185,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			release()
 			return
 		}
-		leader, err := f.c.Leader(r.Context())
+		leader, err := f.c.Leader(ctx)
 		switch {
 		case err != nil:
 			lastErr = err
@@ -151,6 +194,10 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// rebuilds its store at the start of a term): wait.
 			lastErr = errors.New("no leader takes writes")
 		case forwarded:
+			// The forwarding replica's idea of the leader is stale: it
+			// looks again on seeing NotLeaderHeader.
+			w.Header().Set(NotLeaderHeader, leader)
+			w.Header().Set("Retry-After", retryAfter)
 			f.h.fail(w, handler, "not_leader", http.StatusServiceUnavailable,
 				fmt.Errorf("%w here: the leader is %s now; retry", errNoLeader, leader))
 			return
@@ -169,18 +216,39 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					r.Body = io.NopCloser(stream)
 				}
 			}
-			var body io.Reader = http.NoBody
-			length := int64(len(whole))
+			var (
+				body   io.Reader = http.NoBody
+				length           = int64(len(whole))
+				guard  *attemptBody
+			)
 			switch {
 			case stream != nil:
-				body, length = stream, r.ContentLength
+				guard = &attemptBody{r: stream}
+				body, length = guard, r.ContentLength
 			case len(whole) > 0:
 				body = bytes.NewReader(whole)
 			}
-			resp, err := f.send(r, leader, body, length)
+			resp, err := f.attempt(r, leader, body, length, deadline)
 			if err == nil {
-				f.answer(w, r, handler, leader, resp)
-				return
+				refusal, refused := notLeaderRefusal(resp)
+				if !refused {
+					f.answer(w, r, handler, leader, resp)
+					if guard != nil {
+						// The request's body must not be read once
+						// this handler returned.
+						guard.detach()
+					}
+					return
+				}
+				resp.Body.Close()
+				// The cached leader is stale: look it up afresh.
+				if c, ok := f.c.(leaderForgetter); ok {
+					c.ForgetLeader(leader)
+				}
+				err = fmt.Errorf("not the leader (it names %q): %s", refusal.leader, refusal.reason)
+			}
+			if guard != nil {
+				guard.detach()
 			}
 			if stream != nil && stream.read {
 				// Part of a body too large to hold is gone: it cannot be
@@ -190,13 +258,117 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			lastErr = fmt.Errorf("leader at %s: %w", leader, err)
+			if errors.Is(err, errLeaderMoved) {
+				// The new leader is known: send at once.
+				continue
+			}
 		}
 		if time.Now().Add(forwardRetry).After(deadline) || !sleepCtx(r.Context(), forwardRetry) {
+			if forwarded {
+				// Nothing was written here: the forwarding replica
+				// may look for the leader again within its own wait.
+				w.Header().Set(NotLeaderHeader, "")
+			}
+			w.Header().Set("Retry-After", retryAfter)
 			f.h.fail(w, handler, "no_leader", http.StatusServiceUnavailable,
 				fmt.Errorf("%w (waited %s; last: %v); retry", errNoLeader, f.opts.LeaderWait, lastErr))
 			return
 		}
 	}
+}
+
+// attempt sends r to leader once, with body of length bytes (-1: unknown),
+// and returns the leader's answer. The attempt ends at deadline, or as soon
+// as a look at the cluster (every leaderCheck) finds that another replica
+// leads (errLeaderMoved): a leader that hangs holds the write no longer than
+// it takes to elect the next one. The answer's body is read within the
+// same deadline.
+func (f *forwarder) attempt(r *http.Request, leader string, body io.Reader, length int64, deadline time.Time) (*http.Response, error) {
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := f.send(ctx, r, leader, body, length)
+		done <- result{resp, err}
+	}()
+	check := time.NewTicker(leaderCheck)
+	defer check.Stop()
+	for {
+		select {
+		case res := <-done:
+			if res.err != nil {
+				cancel()
+				if errors.Is(res.err, context.DeadlineExceeded) && r.Context().Err() == nil {
+					return nil, fmt.Errorf("no answer within the leader wait, the write may or may not have been applied: %w", res.err)
+				}
+				return nil, res.err
+			}
+			res.resp.Body = cancelOnClose{ReadCloser: res.resp.Body, cancel: cancel}
+			return res.resp, nil
+		case <-check.C:
+			moved := f.leaderMoved(ctx, leader)
+			if moved == nil {
+				continue
+			}
+			cancel()
+			// An answer arriving just now is dropped: the write goes to
+			// the new leader, and sending it twice is harmless.
+			if res := <-done; res.err == nil {
+				res.resp.Body.Close()
+			}
+			return nil, moved
+		}
+	}
+}
+
+// leaderMoved returns errLeaderMoved (wrapped) when a replica other than
+// leader takes writes now: this one, or another one the cluster names.
+// Not knowing any leader is no reason to give up an attempt that may still
+// be answered.
+func (f *forwarder) leaderMoved(ctx context.Context, leader string) error {
+	if release, ok := f.c.BeginWrite(); ok {
+		release()
+		return fmt.Errorf("%w: this replica takes writes now", errLeaderMoved)
+	}
+	now, err := f.c.Leader(ctx)
+	if err != nil || now == "" || now == leader {
+		return nil
+	}
+	return fmt.Errorf("%w: %s leads now", errLeaderMoved, now)
+}
+
+// refusal is a replica's answer that it did not take a write for not
+// leading.
+type refusal struct {
+	leader string // the leader the refusing replica named, if any
+	reason string // its answer's text
+}
+
+// notLeaderRefusal reports whether resp is a refusal marked with
+// NotLeaderHeader. Its body, one line of text, is read into the reason.
+func notLeaderRefusal(resp *http.Response) (refusal, bool) {
+	values, ok := resp.Header[NotLeaderHeader]
+	if !ok || resp.StatusCode != http.StatusServiceUnavailable {
+		return refusal{}, false
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	return refusal{leader: values[0], reason: strings.TrimSpace(string(body))}, true
+}
+
+// cancelOnClose is the body of a leader's answer: closing it ends the
+// attempt's context.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // forwardBuffer is the largest request body a follower holds in memory
@@ -227,9 +399,10 @@ func readForwardBody(r *http.Request, limit int) (whole []byte, stream *unreadBo
 	return nil, &unreadBody{r: io.MultiReader(bytes.NewReader(b), r.Body)}, nil
 }
 
-// send forwards r to leader with body, of length bytes (-1: unknown).
-func (f *forwarder) send(r *http.Request, leader string, body io.Reader, length int64) (*http.Response, error) {
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimRight(leader, "/")+r.URL.RequestURI(), body)
+// send forwards r to leader with body, of length bytes (-1: unknown),
+// within ctx.
+func (f *forwarder) send(ctx context.Context, r *http.Request, leader string, body io.Reader, length int64) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(ctx, r.Method, strings.TrimRight(leader, "/")+r.URL.RequestURI(), body)
 	if err != nil {
 		return nil, fmt.Errorf("build forwarded request: %w", err)
 	}
@@ -350,6 +523,35 @@ func (b *unreadBody) Read(p []byte) (int, error) {
 		b.read = true
 	}
 	return n, err
+}
+
+// errAttemptOver is read from the body of a forward attempt that is over.
+var errAttemptOver = errors.New("the forward attempt is over")
+
+// attemptBody is one forward attempt's reader of a streamed body. The
+// transport may go on reading a request body after Do returned, so an
+// attempt that is over is detached before the body is looked at again, or
+// read by the next attempt or by this replica's own handler.
+type attemptBody struct {
+	mu       sync.Mutex
+	r        io.Reader
+	detached bool
+}
+
+func (b *attemptBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.detached {
+		return 0, errAttemptOver
+	}
+	return b.r.Read(p)
+}
+
+// detach ends the attempt's reads, once a read under way returned.
+func (b *attemptBody) detach() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.detached = true
 }
 
 // hopByHop reports whether a header belongs to one connection and is not

@@ -3,13 +3,20 @@ package web
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/store"
 )
 
 // fakeCluster is a replica's view of the cluster for the forwarding tests.
@@ -154,8 +161,10 @@ func TestAForwardedWriteReachingAReplicaThatDoesNotLeadIsRefused(t *testing.T) {
 	h, _ := newTestHandler(t, Options{})
 	fwd := h.Forward(&fakeCluster{leaders: []string{leader.URL}}, ForwardOptions{LeaderWait: time.Minute})
 	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), map[string]string{ForwardedByHeader: "http://elsewhere"})
-	if w.Code != http.StatusServiceUnavailable {
-		t.Errorf("a forwarded write on a non-leader = %d %q, want 503", w.Code, w.Body)
+	// Marked, so that the forwarding replica looks for the leader again.
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get(NotLeaderHeader) != leader.URL || w.Header().Get("Retry-After") == "" {
+		t.Errorf("a forwarded write on a non-leader = %d %q, %s %q, Retry-After %q; want 503 naming %s, with Retry-After",
+			w.Code, w.Body, NotLeaderHeader, w.Header().Get(NotLeaderHeader), w.Header().Get("Retry-After"), leader.URL)
 	}
 	select {
 	case <-seen:
@@ -271,4 +280,252 @@ func TestAWriteHeldForAForwardIsTakenHereWhenThisReplicaComesToLead(t *testing.T
 	if st.Stats().Groups != 1 {
 		t.Errorf("groups = %d, want 1", st.Stats().Groups)
 	}
+}
+
+// staleCluster names a stale leader until a forwarder tells it to forget
+// that one, as package cluster's Replica names a cached one.
+type staleCluster struct {
+	fakeCluster
+	stale, fresh string
+	forgot       []string // the URLs ForgetLeader was called with
+}
+
+func (c *staleCluster) Leader(context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, url := range c.forgot {
+		if url == c.stale {
+			return c.fresh, nil
+		}
+	}
+	return c.stale, nil
+}
+
+func (c *staleCluster) ForgetLeader(url string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgot = append(c.forgot, url)
+}
+
+// startFollower serves a replica that does not lead and names leader as the
+// one that does.
+func startFollower(t *testing.T, leader string) *httptest.Server {
+	t.Helper()
+	h, _ := newTestHandler(t, Options{})
+	srv := httptest.NewServer(h.Forward(&fakeCluster{leaders: []string{leader}}, ForwardOptions{Self: "http://stale"}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestAWriteRefusedAsNotTheLeaderGoesToTheLeaderLookedUpAgain(t *testing.T) {
+	leader, _, seen := startLeader(t, Options{})
+	// The replica at the cached leader's address does not lead now: it
+	// refuses the forwarded write, naming the leader.
+	stale := startFollower(t, leader.URL)
+	h, _ := newTestHandler(t, Options{})
+	c := &staleCluster{stale: stale.URL, fresh: leader.URL}
+	fwd := h.Forward(c, ForwardOptions{Self: "http://follower", LeaderWait: time.Minute})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK || w.Header().Get(CommitPositionHeader) != "42" {
+		t.Fatalf("push = %d %q, want the leader's 200, not the stale one's refusal", w.Code, w.Body)
+	}
+	if _, ok := w.Header()[NotLeaderHeader]; ok {
+		t.Errorf("the answer carries %s", NotLeaderHeader)
+	}
+	if got := <-seen; got.body != "g 1\n" {
+		t.Errorf("the leader received body %q", got.body)
+	}
+	if len(c.forgot) != 1 || c.forgot[0] != stale.URL {
+		t.Errorf("ForgetLeader was called with %q, want the refusing replica %q", c.forgot, stale.URL)
+	}
+}
+
+func TestAForwardedWriteFindingNoLeaderIsRefusedAsNotLeader(t *testing.T) {
+	h, _ := newTestHandler(t, Options{})
+	fwd := h.Forward(&fakeCluster{}, ForwardOptions{LeaderWait: 120 * time.Millisecond})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), map[string]string{ForwardedByHeader: "http://elsewhere"})
+	if _, ok := w.Header()[NotLeaderHeader]; w.Code != http.StatusServiceUnavailable || !ok {
+		t.Errorf("forwarded write without a leader = %d %q, %s present: %v; want 503 marked", w.Code, w.Body, NotLeaderHeader, ok)
+	}
+	// The client of a replica that forwards nothing gets Retry-After, and
+	// no mark meant for replicas.
+	w = do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if _, ok := w.Header()[NotLeaderHeader]; w.Code != http.StatusServiceUnavailable || ok || w.Header().Get("Retry-After") == "" {
+		t.Errorf("write without a leader = %d %q, %s present: %v, Retry-After %q; want 503 unmarked with Retry-After",
+			w.Code, w.Body, NotLeaderHeader, ok, w.Header().Get("Retry-After"))
+	}
+}
+
+// failingLog fails every commit with err, as the etcd backend does when
+// the term ends (journal.ErrNotLeader) or a commit's outcome is unknown
+// (journal.ErrAmbiguous).
+type failingLog struct{ err error }
+
+func (l failingLog) Append(...journal.Op) (journal.Commit, error) { return failedCommit(l), nil }
+
+type failedCommit struct{ err error }
+
+func (c failedCommit) Wait(context.Context) error { return c.err }
+func (failedCommit) Position() journal.Position   { return 0 }
+
+// startFailingLeader serves a leader replica whose commits fail with err,
+// counting the writes it receives.
+func startFailingLeader(t *testing.T, err error) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	st := store.New(store.Options{})
+	st.SetJournal(failingLog{err})
+	h, nerr := New(st, prometheus.NewRegistry(), Options{})
+	if nerr != nil {
+		t.Fatal(nerr)
+	}
+	fwd := h.Forward(&fakeCluster{leading: true}, ForwardOptions{})
+	var received atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		received.Add(1)
+		fwd.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &received
+}
+
+func TestAWriteRefusedByALeaderWhoseTermEndedGoesToTheNextLeader(t *testing.T) {
+	deposed, _ := startFailingLeader(t, fmt.Errorf("commit 1 groups: deposed: %w", journal.ErrNotLeader))
+	leader, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{})
+	c := &staleCluster{stale: deposed.URL, fresh: leader.URL}
+	fwd := h.Forward(c, ForwardOptions{LeaderWait: time.Minute})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("push = %d %q, want 200 from the next leader", w.Code, w.Body)
+	}
+	if got := <-seen; got.body != "g 1\n" {
+		t.Errorf("the next leader received body %q", got.body)
+	}
+}
+
+func TestAnAmbiguousCommitIsPassedBackAndNotSentAgain(t *testing.T) {
+	doubtful, received := startFailingLeader(t, fmt.Errorf("commit 1 groups: %w", journal.ErrAmbiguous))
+	leader, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{})
+	c := &staleCluster{stale: doubtful.URL, fresh: leader.URL}
+	fwd := h.Forward(c, ForwardOptions{LeaderWait: time.Minute})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "commit outcome unknown") {
+		t.Errorf("push = %d %q, want the leader's 503 saying the outcome is unknown", w.Code, w.Body)
+	}
+	if n := received.Load(); n != 1 {
+		t.Errorf("the leader received the write %d times, want 1", n)
+	}
+	select {
+	case <-seen:
+		t.Error("a write of unknown outcome was sent to another leader")
+	default:
+	}
+}
+
+// startHungLeader serves a leader replica that takes a request, body and
+// all, and then hangs (as one stopped by SIGSTOP) until the forwarder gives
+// the attempt up or the test ends. received gets every request it takes.
+func startHungLeader(t *testing.T) (srv *httptest.Server, received <-chan struct{}, gaveUp <-chan struct{}) {
+	t.Helper()
+	rec := make(chan struct{}, 10)
+	up := make(chan struct{}, 10)
+	release := make(chan struct{})
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		rec <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			up <- struct{}{}
+		case <-release:
+		}
+		http.Error(w, "the hung leader's late answer", http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return srv, rec, up
+}
+
+// serveInBackground sends a push through h and returns its answer once
+// there is one.
+func serveInBackground(t *testing.T, h http.Handler, body string) <-chan *httptest.ResponseRecorder {
+	t.Helper()
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		r := httptest.NewRequest(http.MethodPut, "/metrics/job/j", strings.NewReader(body))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		done <- w
+	}()
+	return done
+}
+
+// awaitAnswer returns the write's answer; a write still held by a hung
+// leader long after the test's other events fails the test rather than
+// hang it.
+func awaitAnswer(t *testing.T, done <-chan *httptest.ResponseRecorder) *httptest.ResponseRecorder {
+	t.Helper()
+	select {
+	case w := <-done:
+		return w
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write is still held by the hung leader")
+		return nil
+	}
+}
+
+func (c *fakeCluster) setLeader(url string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.leaders = []string{url}
+}
+
+func TestAWriteHeldByAHungLeaderGoesToTheNextLeader(t *testing.T) {
+	hung, received, gaveUp := startHungLeader(t)
+	leader, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{})
+	c := &fakeCluster{leaders: []string{hung.URL}}
+	fwd := h.Forward(c, ForwardOptions{LeaderWait: time.Minute})
+	done := serveInBackground(t, fwd, "g 1\n")
+	<-received
+	// The hung leader's term ends; another replica is elected.
+	c.setLeader(leader.URL)
+	w := awaitAnswer(t, done)
+	if w.Code != http.StatusOK || w.Header().Get(CommitPositionHeader) != "42" {
+		t.Fatalf("push = %d %q, want the next leader's 200", w.Code, w.Body)
+	}
+	if got := <-seen; got.body != "g 1\n" {
+		t.Errorf("the next leader received body %q", got.body)
+	}
+	<-gaveUp // the attempt on the hung leader was given up, not left open
+}
+
+func TestAWriteHeldByAHungLeaderIsTakenHereWhenThisReplicaComesToLead(t *testing.T) {
+	hung, received, _ := startHungLeader(t)
+	h, st := newTestHandler(t, Options{})
+	c := &fakeCluster{leaders: []string{hung.URL}}
+	fwd := h.Forward(c, ForwardOptions{LeaderWait: time.Minute})
+	done := serveInBackground(t, fwd, "g 1\n")
+	<-received
+	c.mu.Lock()
+	c.leading = true
+	c.mu.Unlock()
+	w := awaitAnswer(t, done)
+	if w.Code != http.StatusOK || st.Stats().Groups != 1 {
+		t.Fatalf("push = %d %q with %d groups stored, want 200 from this replica", w.Code, w.Body, st.Stats().Groups)
+	}
+	if body := scrapeText(t, h); !strings.Contains(body, `g{instance="",job="j"} 1`) {
+		t.Errorf("this replica took the write without its body:\n%s", body)
+	}
+}
+
+func TestAWriteHeldByAHungLeaderIsAnswered503OnceTheWaitIsOver(t *testing.T) {
+	hung, _, gaveUp := startHungLeader(t)
+	h, _ := newTestHandler(t, Options{})
+	fwd := h.Forward(&fakeCluster{leaders: []string{hung.URL}}, ForwardOptions{LeaderWait: 300 * time.Millisecond})
+	w := awaitAnswer(t, serveInBackground(t, fwd, "g 1\n"))
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "may or may not have been applied") {
+		t.Errorf("push = %d %q, Retry-After %q; want 503 saying the outcome is unknown, with Retry-After", w.Code, w.Body, w.Header().Get("Retry-After"))
+	}
+	<-gaveUp
 }
