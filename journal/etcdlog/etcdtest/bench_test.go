@@ -30,7 +30,7 @@ func encodedGroups(b *testing.B) []journal.Op {
 	s := store.New(store.Options{})
 	t0 := time.Unix(1_700_000_000, 0)
 	for i := range benchGroups {
-		if err := s.Push(context.Background(), store.Push{Key: groupKey(i), Families: payload.Families(i, 1), Time: t0}); err != nil {
+		if _, err := s.Push(context.Background(), store.Push{Key: groupKey(i), Families: payload.Families(i, 1), Time: t0}); err != nil {
 			b.Fatal(err)
 		}
 	}

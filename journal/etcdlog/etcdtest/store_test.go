@@ -87,7 +87,8 @@ func TestReplicasFollowingTheLeaderServeTheSameBytes(t *testing.T) {
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < 40; i += 8 {
-				errs <- sa.Push(ctx, store.Push{Key: groupKey(i % 10), Families: payload.Families(i%10, i), Time: t0.Add(time.Duration(i) * time.Second)})
+				_, err := sa.Push(ctx, store.Push{Key: groupKey(i % 10), Families: payload.Families(i%10, i), Time: t0.Add(time.Duration(i) * time.Second)})
+				errs <- err
 			}
 		})
 	}
@@ -104,14 +105,14 @@ func TestReplicasFollowingTheLeaderServeTheSameBytes(t *testing.T) {
 		Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}
 	extra := &dto.MetricFamily{Name: proto.String("extra"), Type: dto.MetricType_GAUGE.Enum(),
 		Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(2)}}}}
-	if err := sa.Push(ctx, store.Push{Key: groupKey(1), Method: store.Merge, Families: []*dto.MetricFamily{extra}, Time: t0.Add(time.Minute)}); err != nil {
+	if _, err := sa.Push(ctx, store.Push{Key: groupKey(1), Method: store.Merge, Families: []*dto.MetricFamily{extra}, Time: t0.Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sa.Delete(ctx, groupKey(2)); err != nil {
+	if _, err := sa.Delete(ctx, groupKey(2)); err != nil {
 		t.Fatal(err)
 	}
 	var rej *store.RejectError
-	if err := sa.Push(ctx, store.Push{Key: groupKey(50), Families: []*dto.MetricFamily{gauge}, Time: t0.Add(2 * time.Minute)}); !errors.As(err, &rej) {
+	if _, err := sa.Push(ctx, store.Push{Key: groupKey(50), Families: []*dto.MetricFamily{gauge}, Time: t0.Add(2 * time.Minute)}); !errors.As(err, &rej) {
 		t.Fatalf("a type clash: %v, want a RejectError", err)
 	}
 
@@ -129,7 +130,7 @@ func TestReplicasFollowingTheLeaderServeTheSameBytes(t *testing.T) {
 		t.Errorf("a replica loading from etcd serves\n%.2000s\nthe leader\n%.2000s", got, want)
 	}
 
-	if err := sa.Wipe(ctx); err != nil {
+	if _, err := sa.Wipe(ctx); err != nil {
 		t.Fatal(err)
 	}
 	committed = la.Stats().Committed

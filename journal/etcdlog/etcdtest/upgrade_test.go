@@ -48,7 +48,7 @@ func TestAReplicaLoadsAndFollowsWhatTheEarlierVersionWroteAndStoresItsOwnRecords
 	src := store.New(store.Options{})
 	t0 := time.Unix(1_700_000_000, 0)
 	for i := range 5 {
-		if err := src.Push(ctx, store.Push{Key: groupKey(i), Families: payload.Families(i, 0), Time: t0}); err != nil {
+		if _, err := src.Push(ctx, store.Push{Key: groupKey(i), Families: payload.Families(i, 0), Time: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestAReplicaLoadsAndFollowsWhatTheEarlierVersionWroteAndStoresItsOwnRecords
 	campaign(t, l)
 	replica.SetJournal(l)
 	k := groupkey.New(map[string]string{"job": payload.Job, "instance": "new"})
-	if err := replica.Push(ctx, store.Push{Key: k, Families: payload.Families(9, 0), Time: t0}); err != nil {
+	if _, err := replica.Push(ctx, store.Push{Key: k, Families: payload.Families(9, 0), Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := cli.Get(ctx, prefix+"groups/"+k.ID())
