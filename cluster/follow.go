@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/store"
@@ -39,8 +40,9 @@ func (r *Replica) follow(ctx context.Context, st *store.Store) error {
 }
 
 // apply applies one batch to st: a batch this replica's log committed was
-// installed when it was pushed and is only marked applied; any other goes
-// through store.Apply. A batch st already holds is skipped.
+// published by the write that appended it, once committed (store.Push and
+// the others), and is only marked applied here; any other goes through
+// store.Apply. A batch st already holds is skipped.
 func (r *Replica) apply(st *store.Store, b journal.Batch) error {
 	if b.Position <= st.Applied() {
 		return nil
@@ -108,6 +110,16 @@ func (r *Replica) waitStore(ctx context.Context, st *store.Store, pos uint64) er
 		case <-changed:
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+	}
+}
+
+// raise sets v to n unless it already holds more.
+func raise(v *atomic.Uint64, n uint64) {
+	for {
+		old := v.Load()
+		if old >= n || v.CompareAndSwap(old, n) {
+			return
 		}
 	}
 }

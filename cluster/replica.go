@@ -37,9 +37,7 @@ type Replica struct {
 	logger *slog.Logger
 
 	current atomic.Pointer[store.Store]
-	// committed is the highest position a commit of this replica's reached.
-	committed atomic.Uint64
-	// current is the latest position Log.Current returned.
+	// logCurrent is the latest position Log.Current returned.
 	logCurrent atomic.Uint64
 	resyncs    atomic.Uint64
 
@@ -91,7 +89,7 @@ func New(cfg Config) *Replica {
 // newStore builds an empty store that writes through the log.
 func (r *Replica) newStore() *store.Store {
 	st := r.cfg.NewStore()
-	st.SetJournal(committedLog{log: r.cfg.Log, committed: &r.committed})
+	st.SetJournal(r.cfg.Log)
 	return st
 }
 
@@ -267,10 +265,16 @@ func (r *Replica) Leader(ctx context.Context) (string, error) {
 	return url, nil
 }
 
-// Committed returns the highest log position a commit of this replica's
-// reached: after a write was answered, a replica that applied this
-// position shows it.
-func (r *Replica) Committed() uint64 { return r.committed.Load() }
+// ForgetLeader drops the cached leader's URL if it is url (a replica
+// that refused a write as not the leader), so that the next Leader call
+// reads the log instead of naming it again until the cache expires.
+func (r *Replica) ForgetLeader(url string) {
+	r.leaderMu.Lock()
+	defer r.leaderMu.Unlock()
+	if r.leaderURL == url {
+		r.leaderAt = time.Time{}
+	}
+}
 
 // WaitApplied blocks until the served store applied pos, or ctx ends.
 func (r *Replica) WaitApplied(ctx context.Context, pos uint64) error {

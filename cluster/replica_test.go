@@ -114,7 +114,7 @@ func TestAReplicaServesTheLogOnceCaughtUpAndForwardsItsWrites(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := follower.WaitApplied(ctx, leader.Committed()); err != nil {
+	if err := follower.WaitApplied(ctx, uint64(leader.Store().Applied())); err != nil {
 		t.Fatal(err)
 	}
 	if got := groups(follower); len(got) != 4 {

@@ -13,8 +13,6 @@ type Status struct {
 	Applied uint64
 	// Current is the log's latest position, as last read.
 	Current uint64
-	// Committed is the highest position a commit of this replica's reached.
-	Committed uint64
 	// Rebuilds counts the stores built after the first.
 	Rebuilds uint64
 	// LastError is the latest failure of a load, follow or campaign, and
@@ -26,10 +24,9 @@ type Status struct {
 // Status returns the replica's state.
 func (r *Replica) Status() Status {
 	s := Status{
-		Leading:   r.leading.Load(),
-		Applied:   uint64(r.current.Load().Applied()),
-		Committed: r.committed.Load(),
-		Rebuilds:  r.resyncs.Load(),
+		Leading:  r.leading.Load(),
+		Applied:  uint64(r.current.Load().Applied()),
+		Rebuilds: r.resyncs.Load(),
 	}
 	s.Current = max(r.logCurrent.Load(), s.Applied)
 	r.mu.Lock()

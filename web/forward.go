@@ -41,21 +41,14 @@ type Cluster interface {
 	// Leader returns the URL of the replica that takes writes, "" when
 	// none is known or when it is this one.
 	Leader(ctx context.Context) (string, error)
-	// Committed returns the highest log position this replica's commits
-	// reached.
-	Committed() uint64
+	// ForgetLeader drops the cached leader if it is url: a forwarder
+	// tells which replica refused a write as not the leader, so that the
+	// next Leader call looks the leader up instead of naming that replica
+	// again until the cache expires.
+	ForgetLeader(url string)
 	// WaitApplied blocks until this replica's store applied pos, or ctx
 	// ends.
 	WaitApplied(ctx context.Context, pos uint64) error
-}
-
-// leaderForgetter is a Cluster whose Leader answers from a cache: a
-// forwarder tells it which replica refused a write as not the leader, so
-// that the next Leader call looks the leader up instead of naming that
-// replica again until the cache expires.
-type leaderForgetter interface {
-	// ForgetLeader drops the cached leader if it is url.
-	ForgetLeader(url string)
 }
 
 // ForwardOptions configures Forward.
@@ -181,7 +174,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					fmt.Errorf("%w: this replica came to lead after part of the body went to the last one; retry", errNoLeader))
 				return
 			}
-			f.h.ServeHTTP(&positionWriter{ResponseWriter: w, c: f.c}, r)
+			f.h.ServeHTTP(w, r)
 			release()
 			return
 		}
@@ -242,9 +235,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				resp.Body.Close()
 				// The cached leader is stale: look it up afresh.
-				if c, ok := f.c.(leaderForgetter); ok {
-					c.ForgetLeader(leader)
-				}
+				f.c.ForgetLeader(leader)
 				err = fmt.Errorf("not the leader (it names %q): %s", refusal.leader, refusal.reason)
 			}
 			if guard != nil {
@@ -479,35 +470,6 @@ func (h *Handler) writeHandler(r *http.Request) string {
 	}
 	return ""
 }
-
-// positionWriter sets CommitPositionHeader on the answer to a write this
-// replica took: the handler answers once its change committed, so the
-// replica's highest commit then covers it.
-type positionWriter struct {
-	http.ResponseWriter
-	c     Cluster
-	wrote bool
-}
-
-// WriteHeader sets the position, then the status.
-func (w *positionWriter) WriteHeader(code int) {
-	if !w.wrote {
-		w.wrote = true
-		w.Header().Set(CommitPositionHeader, strconv.FormatUint(w.c.Committed(), 10))
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// Write writes the status first, if the handler did not.
-func (w *positionWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap returns the wrapped writer, for http.ResponseController.
-func (w *positionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // unreadBody is a request body too large to hold, being forwarded: it
 // records whether any of it was read (a write whose body is untouched can

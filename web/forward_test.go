@@ -22,10 +22,9 @@ import (
 // fakeCluster is a replica's view of the cluster for the forwarding tests.
 type fakeCluster struct {
 	mu        sync.Mutex
-	leading   bool
-	leaders   []string // Leader answers these in turn, then the last one
-	committed uint64
-	waited    []uint64 // positions WaitApplied was asked for
+	leading bool
+	leaders []string // Leader answers these in turn, then the last one
+	waited  []uint64 // positions WaitApplied was asked for
 }
 
 func (c *fakeCluster) BeginWrite() (func(), bool) {
@@ -47,11 +46,28 @@ func (c *fakeCluster) Leader(context.Context) (string, error) {
 	return l, nil
 }
 
-func (c *fakeCluster) Committed() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.committed
+func (c *fakeCluster) ForgetLeader(string) {}
+
+// seqLog is a journal.Log whose batches commit at once, at positions
+// counting up from next.
+type seqLog struct {
+	mu   sync.Mutex
+	next journal.Position
 }
+
+func (l *seqLog) Append(...journal.Op) (journal.Commit, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := seqCommit(l.next)
+	l.next++
+	return c, nil
+}
+
+// seqCommit is a batch of seqLog, committed at its position.
+type seqCommit journal.Position
+
+func (seqCommit) Wait(context.Context) error      { return nil }
+func (c seqCommit) Position() journal.Position { return journal.Position(c) }
 
 func (c *fakeCluster) WaitApplied(_ context.Context, pos uint64) error {
 	c.mu.Lock()
@@ -65,12 +81,13 @@ type seenRequest struct {
 	method, uri, body, auth, encoding, forwardedBy string
 }
 
-// startLeader serves a leader replica: a handler taking writes whose commits
-// reached position 42, recording what it receives.
+// startLeader serves a leader replica: a handler taking writes whose first
+// commit is at position 42, recording what it receives.
 func startLeader(t *testing.T, opts Options) (*httptest.Server, *fakeCluster, <-chan seenRequest) {
 	t.Helper()
-	h, _ := newTestHandler(t, opts)
-	c := &fakeCluster{leading: true, committed: 42}
+	h, st := newTestHandler(t, opts)
+	st.SetJournal(&seqLog{next: 42})
+	c := &fakeCluster{leading: true}
 	fwd := h.Forward(c, ForwardOptions{Self: "http://leader"})
 	seen := make(chan seenRequest, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,7 +166,8 @@ func TestOnlyWritesAreForwarded(t *testing.T) {
 
 func TestTheLeaderTakesAWriteItselfAndNamesItsCommitPosition(t *testing.T) {
 	h, st := newTestHandler(t, Options{})
-	fwd := h.Forward(&fakeCluster{leading: true, committed: 7}, ForwardOptions{})
+	st.SetJournal(&seqLog{next: 7})
+	fwd := h.Forward(&fakeCluster{leading: true}, ForwardOptions{})
 	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
 	if w.Code != http.StatusOK || w.Header().Get(CommitPositionHeader) != "7" || st.Stats().Groups != 1 {
 		t.Fatalf("push on the leader = %d, position %q, %d groups; want 200 at 7, stored", w.Code, w.Header().Get(CommitPositionHeader), st.Stats().Groups)

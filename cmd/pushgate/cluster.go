@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/pushgate/pushgate/cluster"
 	"github.com/pushgate/pushgate/groupcodec"
-	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/etcdlog"
 	"github.com/pushgate/pushgate/store"
 	"github.com/pushgate/pushgate/web"
@@ -63,7 +61,7 @@ func openCluster(ctx context.Context, c *config, prefix string, newStore func() 
 		return nil, err
 	}
 	replica := cluster.New(cluster.Config{
-		Log:          neutralLog{log},
+		Log:          log,
 		NewStore:     newStore,
 		AdvertiseURL: advertise,
 		Logger:       logger,
@@ -141,49 +139,4 @@ func (n *clusterNode) register(reg *prometheus.Registry) error {
 		return fmt.Errorf("register cluster metrics: %w", err)
 	}
 	return nil
-}
-
-// neutralLog is the etcd log with its errors also wrapping the
-// backend-neutral ones of package journal, which the store's callers test
-// (web answers journal.ErrTooLarge with 413).
-type neutralLog struct{ *etcdlog.Log }
-
-// Append appends through the etcd log.
-func (l neutralLog) Append(ops ...journal.Op) (journal.Commit, error) {
-	c, err := l.Log.Append(ops...)
-	if err != nil {
-		return nil, neutralError(err)
-	}
-	return neutralCommit{c}, nil
-}
-
-// neutralCommit is a commit of neutralLog.
-type neutralCommit struct{ journal.Commit }
-
-// Wait waits for the commit.
-func (c neutralCommit) Wait(ctx context.Context) error { return neutralError(c.Commit.Wait(ctx)) }
-
-// neutralError wraps the journal error matching an etcdlog one. A term
-// that ended (ErrNotLeader, wrapped with its cause) is tested first: a
-// later write fails for the ended term, not for the size that ended it.
-func neutralError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, etcdlog.ErrNotLeader):
-		return wrapOnce(err, journal.ErrNotLeader)
-	case errors.Is(err, etcdlog.ErrTooLarge):
-		return wrapOnce(err, journal.ErrTooLarge)
-	case errors.Is(err, etcdlog.ErrAmbiguous):
-		return wrapOnce(err, journal.ErrAmbiguous)
-	}
-	return err
-}
-
-// wrapOnce returns err wrapping target too, unless it already does.
-func wrapOnce(err, target error) error {
-	if errors.Is(err, target) {
-		return err
-	}
-	return fmt.Errorf("%w (%w)", err, target)
 }

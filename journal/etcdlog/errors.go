@@ -6,22 +6,27 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
+
+	"github.com/pushgate/pushgate/journal"
 )
 
 // Errors returned (wrapped) by the Log. An error ending a term is wrapped
 // together with ErrNotLeader in the errors of every later Append, so both
 // errors.Is(err, ErrNotLeader) and errors.Is(err, ErrNoSpace) (say) hold.
+// ErrNotLeader, ErrAmbiguous and ErrTooLarge are also package journal's
+// errors of the same names, which the store's callers test without
+// knowing the backend.
 var (
 	// ErrNotLeader: this replica is not leading (never campaigned, deposed,
 	// or its term ended); writes go to the leader.
-	ErrNotLeader = errors.New("not the leader of the cluster")
+	ErrNotLeader error = &kindError{"not the leader of the cluster", journal.ErrNotLeader}
 	// ErrAmbiguous: a commit timed out or lost its connection, so it may or
 	// may not have been applied. The term ends; the replica rebuilds its
 	// store from what etcd holds.
-	ErrAmbiguous = errors.New("commit outcome unknown")
+	ErrAmbiguous error = &kindError{"commit outcome unknown", journal.ErrAmbiguous}
 	// ErrTooLarge: a batch exceeds what one etcd transaction may carry. Its
 	// message names the limit.
-	ErrTooLarge = errors.New("too large for one etcd transaction")
+	ErrTooLarge error = &kindError{"too large for one etcd transaction", journal.ErrTooLarge}
 	// ErrNoSpace: etcd refuses writes because its database reached its quota
 	// (the NOSPACE alarm). An operator must compact, defragment and disarm.
 	ErrNoSpace = errors.New("etcd is out of space (NOSPACE alarm)")
@@ -37,6 +42,18 @@ var (
 	// cluster was started with (the meta key).
 	ErrMetaMismatch = errors.New("settings differ from the cluster's")
 )
+
+// kindError is an error of this package that is also one of package
+// journal's (kind), with a message of its own.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+// Unwrap returns the journal error e is a case of.
+func (e *kindError) Unwrap() error { return e.kind }
 
 // commitError classifies the error of a commit transaction. A refusal
 // etcd decided before or instead of applying the transaction (out of space,
