@@ -21,7 +21,7 @@ import (
 
 // fakeCluster is a replica's view of the cluster for the forwarding tests.
 type fakeCluster struct {
-	mu        sync.Mutex
+	mu      sync.Mutex
 	leading bool
 	leaders []string // Leader answers these in turn, then the last one
 	waited  []uint64 // positions WaitApplied was asked for
@@ -66,7 +66,7 @@ func (l *seqLog) Append(...journal.Op) (journal.Commit, error) {
 // seqCommit is a batch of seqLog, committed at its position.
 type seqCommit journal.Position
 
-func (seqCommit) Wait(context.Context) error      { return nil }
+func (seqCommit) Wait(context.Context) error   { return nil }
 func (c seqCommit) Position() journal.Position { return journal.Position(c) }
 
 func (c *fakeCluster) WaitApplied(_ context.Context, pos uint64) error {
