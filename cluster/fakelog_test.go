@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/pushgate/pushgate/journal"
 )
@@ -87,6 +88,8 @@ type fakeLog struct {
 	watchErr error
 	// paused holds Follow's deliveries.
 	paused bool
+	// silentSince, when set, is what LastHeard answers (see silence).
+	silentSince time.Time
 	// beforeCurrent, when set, runs at the start of each Current call.
 	beforeCurrent func()
 }
@@ -252,6 +255,28 @@ func (l *fakeLog) breakWatch(err error) {
 	defer l.e.mu.Unlock()
 	l.watchErr = err
 	l.e.broadcast()
+}
+
+// LastHeard is now, unless l was silenced: then when that happened.
+func (l *fakeLog) LastHeard() time.Time {
+	l.e.mu.Lock()
+	defer l.e.mu.Unlock()
+	if !l.silentSince.IsZero() {
+		return l.silentSince
+	}
+	return time.Now()
+}
+
+// silence makes l's watch stop (or resume) reporting: LastHeard stays
+// where it was, as with a hung etcd member.
+func (l *fakeLog) silence(silent bool) {
+	l.e.mu.Lock()
+	defer l.e.mu.Unlock()
+	if !silent {
+		l.silentSince = time.Time{}
+	} else if l.silentSince.IsZero() {
+		l.silentSince = time.Now()
+	}
 }
 
 // pause holds (or resumes) l's Follow deliveries.

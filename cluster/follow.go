@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/store"
@@ -21,7 +22,7 @@ func (r *Replica) follow(ctx context.Context, st *store.Store) error {
 		fctx, cancel := context.WithCancel(ctx)
 		gen := r.startFollow()
 		var wg sync.WaitGroup
-		wg.Go(func() { r.readyWhenCurrent(fctx, st, gen) })
+		wg.Go(func() { r.watchReadiness(fctx, st, gen) })
 		err := r.cfg.Log.Follow(fctx, st.Applied(), func(b journal.Batch) error { return r.apply(st, b) })
 		cancel()
 		wg.Wait()
@@ -64,11 +65,55 @@ func (r *Replica) startFollow() uint64 {
 	return r.followGen
 }
 
+// watchReadiness makes the replica ready once st is current (see
+// readyWhenCurrent), and not ready again as soon as it cannot tell: the
+// log has not been heard from for StaleAfter (its watch stalled: a hung
+// member, a lost quorum), or this process itself was paused (SIGSTOP, a
+// frozen VM) for half of that, whatever it heard before. Then it confirms
+// afresh, reading the log's latest position from a quorum and waiting for
+// st to apply it, so that a replica resumed after a freeze serves nothing
+// as ready before it caught up. It returns when Follow number gen ends
+// (ctx).
+func (r *Replica) watchReadiness(ctx context.Context, st *store.Store, gen uint64) {
+	check := min(100*time.Millisecond, r.cfg.StaleAfter/4)
+	for {
+		r.readyWhenCurrent(ctx, st, gen)
+		if ctx.Err() != nil {
+			return
+		}
+		t := time.NewTicker(check)
+		last := time.Now()
+		var why string
+		for why == "" {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case now := <-t.C:
+				heard := r.cfg.Log.LastHeard()
+				switch {
+				case now.Sub(last) > r.cfg.StaleAfter/2:
+					why = fmt.Sprintf("this process was paused for %s", now.Sub(last).Round(time.Millisecond))
+				case heard.IsZero() || now.Sub(heard) > r.cfg.StaleAfter:
+					why = fmt.Sprintf("nothing heard from the log for %s", r.cfg.StaleAfter)
+				}
+				last = now
+			}
+		}
+		t.Stop()
+		r.logger.Warn("not ready until this replica has confirmed it is current", "reason", why)
+		r.setReady(false)
+	}
+}
+
 // readyWhenCurrent asks the log for its latest commit, waits until st
-// applied it, and then marks the replica ready, unless Follow number gen
-// ended meanwhile (ctx).
+// applied it and the running Follow has heard from the log since it asked
+// (its watch is alive: a stalled one would not deliver what comes next),
+// and then marks the replica ready, unless Follow number gen ended
+// meanwhile (ctx).
 func (r *Replica) readyWhenCurrent(ctx context.Context, st *store.Store, gen uint64) {
 	for {
+		asked := time.Now()
 		cur, err := r.cfg.Log.Current(ctx)
 		if ctx.Err() != nil {
 			return
@@ -83,6 +128,11 @@ func (r *Replica) readyWhenCurrent(ctx context.Context, st *store.Store, gen uin
 		raise(&r.logCurrent, uint64(cur))
 		if err := r.waitStore(ctx, st, uint64(cur)); err != nil {
 			return
+		}
+		for !r.cfg.Log.LastHeard().After(asked) {
+			if !sleep(ctx, 20*time.Millisecond) {
+				return
+			}
 		}
 		break
 	}

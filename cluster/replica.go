@@ -25,6 +25,10 @@ type Config struct {
 	// Retry is the pause after a failed load, follow or campaign before
 	// the next try; default 500ms.
 	Retry time.Duration
+	// StaleAfter is how long a replica may go without hearing from the log
+	// (Log.LastHeard), or be paused itself, before it is not ready until
+	// it has confirmed again that it is current; default 2s.
+	StaleAfter time.Duration
 	// Logger receives the replica's state changes; nil discards them.
 	Logger *slog.Logger
 }
@@ -76,6 +80,9 @@ const leaderFresh = 250 * time.Millisecond
 func New(cfg Config) *Replica {
 	if cfg.Retry <= 0 {
 		cfg.Retry = 500 * time.Millisecond
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = 2 * time.Second
 	}
 	logger := cfg.Logger
 	if logger == nil {

@@ -24,6 +24,7 @@ func startReplica(t *testing.T, log *fakeLog) *Replica {
 		NewStore:     func() *store.Store { return store.New(store.Options{}) },
 		AdvertiseURL: log.url,
 		Retry:        10 * time.Millisecond,
+		StaleAfter:   200 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -223,4 +224,20 @@ func TestAnotherReplicaTakesWritesWhenTheLeaderDies(t *testing.T) {
 	if got := groups(second); len(got) != 2 {
 		t.Errorf("the new leader serves %v, want both groups", got)
 	}
+}
+
+// TestAReplicaWhoseWatchFellSilentIsNotReadyUntilItHearsAgain: a watch that
+// stops reporting (a hung etcd member, a lost quorum) makes the replica not
+// ready within StaleAfter, and it is ready again only once the log is heard
+// from and the store applied what the log holds. Before, a replica with a
+// stalled watch stayed ready and served what it had for the whole stall.
+func TestAReplicaWhoseWatchFellSilentIsNotReadyUntilItHearsAgain(t *testing.T) {
+	e := newFakeEtcd()
+	log := e.log("http://a")
+	r := startReplica(t, log)
+	eventually(t, "the replica is ready", r.Ready)
+	log.silence(true)
+	eventually(t, "the silent replica is not ready", func() bool { return !r.Ready() })
+	log.silence(false)
+	eventually(t, "the replica heard from the log and is ready again", r.Ready)
 }
