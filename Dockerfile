@@ -1,6 +1,6 @@
 # pushgate's image: the static binary on an empty base, nothing else. It
 # builds without pulling anything: `make image` (buildah), or with Docker
-# `make image-context` then `docker build` (see README, "Image").
+# `make image-context` then `docker build` (see docs/install.md, "Image").
 #
 # The binary is built outside (CGO_ENABLED=0, stamped with the version) into
 # .build/linux-$ARCH/; .build/empty is an empty directory, copied to make the

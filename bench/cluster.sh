@@ -26,7 +26,7 @@ etcd_bin() {
 }
 
 # start_etcd BIN: three members on loopback, from ETCD_PORT up (client and
-# peer ports alternate), with periodic auto-compaction as README advises.
+# peer ports alternate), with periodic auto-compaction as docs/cluster.md advises.
 # Sets $etcd_endpoints.
 start_etcd() {
 	local bin=$1 initial="" endpoints=() i

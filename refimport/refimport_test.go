@@ -65,7 +65,7 @@ func TestImportKeepsPushedDataAndReportsEveryDroppedGroupByKey(t *testing.T) {
 		result Result
 	}{
 		{
-			name: "the README's poisoning case keeps the group with data and drops the empty failure-only one",
+			name: "the reference's poisoning case keeps the group with data and drops the empty failure-only one",
 			groups: []gobfile.Group{
 				refGroup([]string{"job", "s1"}, t0, 0, "m=1"),
 				refGroup([]string{"job", "s1", "instance", ""}, 0, t1),

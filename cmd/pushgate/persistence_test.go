@@ -146,8 +146,8 @@ func TestACorruptJournalStopsTheStartUnlessToldToStartEmpty(t *testing.T) {
 	}
 }
 
-// TestImportingAPoisonedReferenceFileKeepsThePushedData imports the README's
-// poisoning case (a rejected push left the empty group
+// TestImportingAPoisonedReferenceFileKeepsThePushedData imports the
+// poisoning case of docs/differences.md (a rejected push left the empty group
 // {instance="",job="s1"} beside {job="s1"}, which holds the data): the data
 // is kept, across a restart too, and the start says what was dropped.
 func TestImportingAPoisonedReferenceFileKeepsThePushedData(t *testing.T) {
