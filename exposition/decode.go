@@ -258,7 +258,8 @@ func readBody(buf *bytes.Buffer, r io.Reader, maxBytes int64) error {
 
 // decodeTextExpfmt is the slow path: expfmt's parser, for bodies that use
 // quoted (UTF-8) names. It counts series only after parsing, so the limit
-// does not spare building such a body; MaxBytes still bounds it.
+// does not spare building such a body; MaxBytes still bounds it. Like
+// textParser, it refuses a kept family whose HELP text is not UTF-8.
 func decodeTextExpfmt(body string, utf8Names bool, maxSeries int) ([]*dto.MetricFamily, error) {
 	scheme := model.LegacyValidation
 	if utf8Names {
@@ -286,6 +287,12 @@ func decodeTextExpfmt(body string, utf8Names bool, maxSeries int) ([]*dto.Metric
 		families = append(families, mf)
 	}
 	sortByName(families)
+	for _, mf := range families {
+		// expfmt checks names and label values, but takes any HELP text.
+		if !utf8.ValidString(mf.GetHelp()) {
+			return nil, errHelpNotUTF8(mf.GetName())
+		}
+	}
 	return families, nil
 }
 
@@ -301,10 +308,21 @@ func sortByName(families []*dto.MetricFamily) {
 // __name__ label and no repeated label name. It also requires that every
 // metric carries the value field of the family's type, which the renderers
 // need, and sets the family's Type when the message left it out.
+//
+// Every string the message carries must be valid UTF-8 (see
+// checkFamilyUTF8), whatever the name rules: proto.Unmarshal does not check
+// the strings of a proto2 message, and one HELP text that is not UTF-8 makes
+// Prometheus refuse every text and OpenMetrics scrape that holds it.
 func checkFamily(mf *dto.MetricFamily, utf8Names bool) error {
 	name := mf.GetName()
 	if !ValidMetricName(name, utf8Names) {
+		if !utf8.ValidString(name) {
+			return fmt.Errorf("metric name %q is not valid UTF-8", name)
+		}
 		return fmt.Errorf("invalid metric name %q", name)
+	}
+	if err := checkFamilyUTF8(mf); err != nil {
+		return err
 	}
 	typ := mf.GetType()
 	if mf.Type == nil {
@@ -314,6 +332,9 @@ func checkFamily(mf *dto.MetricFamily, utf8Names bool) error {
 		for i, lp := range m.Label {
 			ln := lp.GetName()
 			if !ValidLabelName(ln, utf8Names) {
+				if !utf8.ValidString(ln) {
+					return fmt.Errorf("label name %q in metric %q is not valid UTF-8", ln, name)
+				}
 				return fmt.Errorf("invalid label name %q in metric %q", ln, name)
 			}
 			if ln == model.MetricNameLabel {
@@ -328,8 +349,80 @@ func checkFamily(mf *dto.MetricFamily, utf8Names bool) error {
 				}
 			}
 		}
+		if err := checkExemplarsUTF8(m); err != nil {
+			return fmt.Errorf("metric %q: %w", name, err)
+		}
 		if err := CheckMetricValue(typ, m); err != nil {
 			return fmt.Errorf("metric %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// checkFamilyUTF8 reports a HELP text or unit of mf that is not valid UTF-8,
+// naming the field: Prometheus' scrape parsers refuse a whole scrape for
+// such a HELP line (text and OpenMetrics: "help text ... is not a valid utf8
+// string"), so it must never be stored. The metric name is checked before,
+// with the name rules. checkFamily calls it for every protobuf family; the
+// text decoders check HELP texts themselves (the text format 0.0.4 has no
+// unit). A valid text costs one utf8.ValidString pass over its bytes.
+func checkFamilyUTF8(mf *dto.MetricFamily) error {
+	if !utf8.ValidString(mf.GetHelp()) {
+		return errHelpNotUTF8(mf.GetName())
+	}
+	if !utf8.ValidString(mf.GetUnit()) {
+		return fmt.Errorf("unit of metric %q is not valid UTF-8", mf.GetName())
+	}
+	return nil
+}
+
+// errHelpNotUTF8 is the reason a family whose HELP text is not UTF-8 is
+// refused, the same from both decoders.
+func errHelpNotUTF8(name string) error {
+	return fmt.Errorf("help text of metric %q is not valid UTF-8", name)
+}
+
+// checkExemplarsUTF8 reports an exemplar label name or value of m that is
+// not valid UTF-8, so that such a push is refused as a malformed body and
+// changes nothing (CheckExemplars, which the store applies, also refuses
+// it, but as a push that parsed, which records a failure time). Exemplars
+// come only in protobuf bodies; a metric without any costs two nil checks.
+func checkExemplarsUTF8(m *dto.Metric) error {
+	if c := m.Counter; c != nil && c.Exemplar != nil {
+		if err := exemplarLabelsUTF8(c.Exemplar); err != nil {
+			return fmt.Errorf("counter exemplar: %w", err)
+		}
+	}
+	h := m.Histogram
+	if h == nil {
+		return nil
+	}
+	for _, b := range h.Bucket {
+		if b.Exemplar != nil {
+			if err := exemplarLabelsUTF8(b.Exemplar); err != nil {
+				return fmt.Errorf("exemplar of bucket le=%g: %w", b.GetUpperBound(), err)
+			}
+		}
+	}
+	for _, e := range h.Exemplars {
+		if e != nil {
+			if err := exemplarLabelsUTF8(e); err != nil {
+				return fmt.Errorf("native histogram exemplar: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// exemplarLabelsUTF8 reports the first label name or value of e that is not
+// valid UTF-8.
+func exemplarLabelsUTF8(e *dto.Exemplar) error {
+	for _, lp := range e.Label {
+		if !utf8.ValidString(lp.GetName()) {
+			return fmt.Errorf("label name %q is not valid UTF-8", lp.GetName())
+		}
+		if !utf8.ValidString(lp.GetValue()) {
+			return fmt.Errorf("value of label %s is not valid UTF-8", QuoteLabelName(lp.GetName()))
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -39,6 +40,11 @@ func FuzzDecodeText(f *testing.F) {
 		"m x\n",
 		"m{a=\"\xff\"} 1\n",
 		"# HELP m \xff\xfe\nm 1\n",
+		"# HELP m Requests hand\x83\xe8led.\n# TYPE m counter\nm 1\n",
+		"# HELP \"m.x\" \x83\xe8\n{\"m.x\"} 1\n",
+		"# HELP y \x83\xe8\nm 1\n",
+		"{\"m\x83\"} 1\n",
+		"m{\"a\x83\"=\"1\"} 1\n",
 		"{\"m.x\", \"a.b\"=\"c\"} 1\n",
 		"m{a=\"1\",a=\"2\"} 1\n",
 		"m 1\nm 2\n",
@@ -105,6 +111,12 @@ func FuzzDecodeProtobuf(f *testing.F) {
 		{{Name: proto.String("m"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{
 			Label: []*dto.LabelPair{{Name: proto.String("__name__"), Value: proto.String("x")}}, Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
 		{{Name: proto.String("empty")}},
+		{{Name: proto.String("pb_bad_\x83name"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("m"), Help: proto.String("hand\x83\xe8led"), Unit: proto.String("s\xff"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("m"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{
+			Label: []*dto.LabelPair{{Name: proto.String("a\xff"), Value: proto.String("v")}}, Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
+			Value: proto.Float64(1), Label: []*dto.LabelPair{{Name: proto.String("trace_id"), Value: proto.String("\x83\xe8")}}}}}}}},
 		{{Name: proto.String(""), Metric: []*dto.Metric{{Untyped: &dto.Untyped{Value: proto.Float64(1)}}}}},
 	}
 	for i, mfs := range seeds {
@@ -140,9 +152,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // limit (set just below, at, or just above the body's length, from limit)
 // is never exceeded, a longer body is always rejected and only a longer one
 // gets ErrTooLarge; errors are one line; accepted families are sorted, named
-// once, typed and carry their type's value; expfmt renders them and its
-// rendering decodes to the same thing again; and the store either takes
-// them or rejects them with a RejectError.
+// once, typed and carry their type's value, and every string they carry is
+// valid UTF-8 (requireUTF8); expfmt renders them and its rendering decodes
+// to the same thing again; and the store either takes them or rejects them
+// with a RejectError.
 func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, limit uint16) {
 	maxBytes := max(int64(len(body))-1+int64(limit%3), 1)
 	var src io.Reader = bytes.NewReader(body)
@@ -184,6 +197,7 @@ func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, 
 				t.Fatalf("family %q: %v", mf.GetName(), err)
 			}
 		}
+		requireUTF8(t, mf)
 	}
 	requireReencodes(t, fams, contentType, utf8Names)
 
@@ -198,6 +212,36 @@ func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, 
 	var rej *store.RejectError
 	if err != nil && !errors.As(err, &rej) {
 		t.Fatalf("store push: %T %v", err, err)
+	}
+}
+
+// requireUTF8 fails unless every string of an accepted family is valid
+// UTF-8: its name, HELP text and unit, and the names and values of its
+// labels and exemplar labels. Prometheus' scrape parsers refuse a whole
+// scrape for one HELP line that is not (expfmt, which the other checks use,
+// takes it), and a name is written escaped, no longer what was pushed.
+func requireUTF8(t *testing.T, mf *dto.MetricFamily) {
+	t.Helper()
+	strs := []string{mf.GetName(), mf.GetHelp(), mf.GetUnit()}
+	pairs := func(lps []*dto.LabelPair) {
+		for _, lp := range lps {
+			strs = append(strs, lp.GetName(), lp.GetValue())
+		}
+	}
+	for _, m := range mf.Metric {
+		pairs(m.Label)
+		pairs(m.GetCounter().GetExemplar().GetLabel())
+		for _, b := range m.GetHistogram().GetBucket() {
+			pairs(b.GetExemplar().GetLabel())
+		}
+		for _, e := range m.GetHistogram().GetExemplars() {
+			pairs(e.GetLabel())
+		}
+	}
+	for _, s := range strs {
+		if !utf8.ValidString(s) {
+			t.Fatalf("family %q accepted with the string %q, which is not valid UTF-8", mf.GetName(), s)
+		}
 	}
 }
 

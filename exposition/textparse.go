@@ -21,8 +21,10 @@ var errFallback = errors.New("text syntax left to expfmt")
 // whole body: names and label values are substrings of it (a body's strings
 // share its memory), and the dto objects are carved out of a few arrays per
 // body. It produces exactly the families expfmt's TextParser produces and
-// rejects exactly what it rejects; the differential fuzz test
-// FuzzTextParserMatchesExpfmt holds it to that.
+// rejects exactly what it rejects, and one thing more: a kept family whose
+// HELP text is not valid UTF-8, which expfmt takes and Prometheus' own
+// parsers refuse (decodeTextExpfmt refuses it too). The differential fuzz
+// test FuzzTextParserMatchesExpfmt holds it to that.
 //
 // Fast path: lines whose names are unquoted and whose label values hold no
 // backslash are sliced, never copied. On the 74-sample batch-job payload it
@@ -84,6 +86,11 @@ type textFamily struct {
 	name string
 	help string
 	typ  dto.MetricType
+	// helpErr is set when the HELP text is not valid UTF-8: the family is
+	// refused if it is kept, while a HELP line of a family without samples
+	// is dropped with it, as expfmt drops the family, so that both parsers
+	// refuse the same bodies.
+	helpErr error
 	// bySignature finds the metric of a summary or histogram from the
 	// labels of one of its lines (all but quantile or le).
 	bySignature map[uint64]*dto.Metric
@@ -200,6 +207,9 @@ func (p *textParser) parse(body string) ([]*dto.MetricFamily, error) {
 		if len(f.mf.Metric) == 0 {
 			continue
 		}
+		if f.helpErr != nil {
+			return nil, f.helpErr
+		}
 		if f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_GAUGE_HISTOGRAM {
 			for _, m := range f.mf.Metric {
 				normalizeHistogram(m.Histogram)
@@ -293,6 +303,10 @@ func (p *textParser) parseComment(line string, i int) error {
 		help, err := p.unescape(line[i:])
 		if err != nil {
 			return err
+		}
+		if !utf8.ValidString(help) {
+			// Prometheus refuses a whole scrape with such a line.
+			f.helpErr = p.errorf("%s", errHelpNotUTF8(f.name))
 		}
 		// Not a copy: the store interns the HELP texts it keeps.
 		f.help = help

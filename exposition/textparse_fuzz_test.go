@@ -108,6 +108,12 @@ var textSeeds = []string{
 	"x 1\n\n\ny 2\n",
 	"x 1\n# HELP y\n",
 	"x 1\n# HELP y   \n",
+	"# HELP x hand\x83\xe8led\nx 1\n",
+	"x 1\n# HELP x \\n\xff\n",
+	"# HELP y \x83\xe8\nx 1\n",
+	"# TYPE s summary\n# HELP s_count \xff\ns_count 1\n",
+	"# HELP \"a.b\" \x83\xe8\n{\"a.b\"} 1\n",
+	"# HELP \"a.b\" \x83\xe8\nx 1\n{\"c.d\"} 1\n",
 }
 
 // checkMatchesExpfmt decodes body with Decode (textParser) and with expfmt

@@ -186,8 +186,12 @@ g{instance="i"} NaN
 // FuzzPushScrape drives the real handler over a real store: a push accepted
 // with 200 must show up in the next text scrape with exactly the pushed
 // series and values (grouping labels added), and a rejected push must leave
-// the scrape unchanged and never answer 5xx. Pushes go to
-// /metrics/job/fuzz/instance/i, as text or delimited protobuf.
+// the scrape unchanged and never answer 5xx. Either way, every text and
+// OpenMetrics scrape must stay valid UTF-8 (requireUTF8Scrapes: Prometheus
+// refuses a whole scrape for one HELP text that is not, which expfmt lets
+// through). Pushes go to /metrics/job/fuzz/instance/i, as text or
+// delimited protobuf; the seeds put bytes that are not UTF-8 into every
+// string field of both formats.
 func FuzzPushScrape(f *testing.F) {
 	for _, seed := range []string{
 		"m 1\n",
@@ -208,6 +212,9 @@ func FuzzPushScrape(f *testing.F) {
 		"# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_count 1\n",
 		"h_bucket{le=\"1\"} 1\n# TYPE h_bucket counter\n",
 		"m 1e308\nn 4.9e-324\n",
+		"# HELP m Requests hand\x83\xe8led.\n# TYPE m counter\nm 1\n",
+		"# HELP shared_total \xff\n# TYPE shared_total counter\nshared_total{a=\"2\"} 1\n",
+		"# HELP \"m\" \x83\xe8\n{\"m\"} 1\n",
 		"",
 	} {
 		f.Add([]byte(seed), false)
@@ -239,6 +246,13 @@ func FuzzPushScrape(f *testing.F) {
 			{Name: proto.String("m"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(2)}}}}},
 		{{Name: proto.String("m"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(1)}}}}},
 		{{Name: proto.String("m"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{TimestampMs: proto.Int64(5), Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("m"), Help: proto.String("hand\x83\xe8led"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("pb_bad_\x83name"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("m_seconds"), Unit: proto.String("seconds\xff"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("m"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{
+			Label: []*dto.LabelPair{{Name: proto.String("a\xff"), Value: proto.String("\x83")}}, Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}},
+		{{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
+			Value: proto.Float64(1), Label: []*dto.LabelPair{{Name: proto.String("trace_id"), Value: proto.String("\x83\xe8")}}}}}}}},
 	} {
 		f.Add(delimited(f, mfs...), true)
 	}
@@ -255,6 +269,7 @@ func FuzzPushScrape(f *testing.F) {
 		}
 		w := do(t, h, http.MethodPut, "/metrics/job/fuzz/instance/i", body, header)
 		after := scrapePushed(t, h, own)
+		requireUTF8Scrapes(t, h)
 		switch {
 		case w.Code == http.StatusOK:
 		case w.Code >= 400 && w.Code < 500:

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"cmp"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -315,4 +316,51 @@ func (g *generator) exemplar(m *dto.Metric) {
 		e.Timestamp = timestamppb.New(time.Unix(1700000000, 0))
 		m.Histogram.Exemplars = append(m.Histogram.Exemplars, e)
 	}
+}
+
+// garbleOne puts one sequence of invalidUTF8, at a random byte offset (in
+// the middle of a multi-byte character too), into one string field of
+// fams, for a text body when text is set: a family name, HELP text or (in
+// protobuf) unit, a label name or value, or an exemplar label name or
+// value. The kind of field is drawn first, so that each is tried about as
+// often. The gateway must refuse such a push with 400 and change nothing:
+// one such string in a scrape makes Prometheus' parsers refuse the whole
+// scrape (a HELP text), or is served as another name.
+func (g *generator) garbleOne(fams []*dto.MetricFamily, text bool) {
+	garbled := func(s string) *string {
+		i := g.r.IntN(len(s) + 1)
+		return proto.String(s[:i] + pick(g, invalidUTF8) + s[i:])
+	}
+	mf := pick(g, fams)
+	kinds := []func(){
+		func() { mf.Name = garbled(mf.GetName()) },
+		func() { mf.Help = garbled(cmp.Or(mf.GetHelp(), "help")) },
+	}
+	if !text {
+		// Only a unit that is not UTF-8, which must be refused: a valid
+		// one that is not a suffix of the family name breaks the
+		// OpenMetrics scrape, which the gateway does not check yet.
+		kinds = append(kinds, func() { mf.Unit = garbled("seconds") })
+	}
+	var labels, exemplarLabels []*dto.LabelPair
+	for _, m := range mf.Metric {
+		labels = append(labels, m.Label...)
+		if e := m.GetCounter().GetExemplar(); e != nil {
+			exemplarLabels = append(exemplarLabels, e.Label...)
+		}
+		for _, b := range m.GetHistogram().GetBucket() {
+			exemplarLabels = append(exemplarLabels, b.GetExemplar().GetLabel()...)
+		}
+		for _, e := range m.GetHistogram().GetExemplars() {
+			exemplarLabels = append(exemplarLabels, e.Label...)
+		}
+	}
+	for _, lps := range [][]*dto.LabelPair{labels, exemplarLabels} {
+		if len(lps) > 0 {
+			kinds = append(kinds,
+				func() { lp := pick(g, lps); lp.Name = garbled(lp.GetName()) },
+				func() { lp := pick(g, lps); lp.Value = garbled(lp.GetValue()) })
+		}
+	}
+	pick(g, kinds)()
 }

@@ -34,7 +34,16 @@ var (
 	counterValues  = []float64{0, 1, 3.25, 1e300, math.Inf(1), math.NaN(), 42}
 	bucketBounds   = []float64{0.1, 0.5, 1, 2.5, 10}
 	quantileRanks  = []float64{0.5, 0.9, 0.99}
+	// invalidUTF8 are byte sequences that are not UTF-8: stray
+	// continuation bytes, a lead byte cut short, overlong and surrogate
+	// encodings, a code point past U+10FFFF, and 0x83 0xE8, found in a HELP
+	// text that made Prometheus refuse every scrape.
+	invalidUTF8 = []string{"\x83", "\xff", "\x83\xe8", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"}
 )
+
+// badUTF8Pushes is the share of pushes with one string that is not UTF-8
+// (see garbleOne).
+const badUTF8Pushes = 0.08
 
 // familyKind is what the generator puts into one family.
 type familyKind int
@@ -185,6 +194,9 @@ func (g *generator) push() *op {
 		}
 		used[name] = true
 		o.families = append(o.families, g.family(name, kind, !o.proto))
+	}
+	if len(o.families) > 0 && g.chance(badUTF8Pushes) {
+		g.garbleOne(o.families, !o.proto)
 	}
 	if !o.proto {
 		o.textParts = g.textParts(o.families)
