@@ -51,7 +51,13 @@ type adminGroup struct {
 	// AgeSeconds is the time since LastPushTime, null if there was none.
 	AgeSeconds         *float64 `json:"age_seconds"`
 	LastPushSuccessful bool     `json:"last_push_successful"`
-	Series             int      `json:"series"`
+	// LastPushFailureReason is the one-line reason the last rejected push
+	// was refused with, kept with the group's push_failure_time_seconds
+	// (also after later successful pushes); absent when no push was
+	// rejected. The UI shows it too; /api/v1/metrics has it as the
+	// "reason" of the push_failure_time_seconds family.
+	LastPushFailureReason string `json:"last_push_failure_reason,omitempty"`
+	Series                int    `json:"series"`
 }
 
 // adminGroupsData is the data of an admin groups response.
@@ -66,9 +72,10 @@ type adminGroupsData struct {
 // newAdminGroup describes g as of now.
 func newAdminGroup(g *store.Group, now time.Time) adminGroup {
 	ag := adminGroup{
-		Labels:             g.Key().Map(),
-		LastPushSuccessful: g.LastPushSuccessful(),
-		Series:             g.SeriesCount(),
+		Labels:                g.Key().Map(),
+		LastPushSuccessful:    g.LastPushSuccessful(),
+		LastPushFailureReason: g.FailureReason(),
+		Series:                g.SeriesCount(),
 	}
 	if pt := g.PushTime(); !pt.IsZero() {
 		s := pt.UTC().Format(time.RFC3339Nano)

@@ -13,11 +13,13 @@ package web
 //     In the reference the family silently replaces the group's key.
 //   - GAUGE_HISTOGRAM families are shown as histograms; the reference shows
 //     every series of such a family as "value": "0".
-//   - A group with a rejected push on record has one more key,
-//     "last_push_failure_reason": the last rejection's one-line reason,
-//     kept with push_failure_time_seconds. Groups without one look exactly
-//     as in the reference; a family of that name is always left out, like
-//     "labels".
+//   - The push_failure_time_seconds family object of a group with a
+//     rejected push on record has one more field, "reason": the last
+//     rejection's one-line reason, kept with the failure time. The group
+//     object keeps the reference's shape (labels, last_push_successful,
+//     then only family objects), which typed clients of the reference
+//     rely on, and such clients ignore unknown fields inside a family
+//     object. Groups without a reason look exactly as in the reference.
 //   - push_failure_time_seconds of a group that never failed shows the last
 //     successful push's time; the reference shows the first one's, which
 //     pushgate does not keep.
@@ -170,15 +172,16 @@ type apiFamily struct {
 	Type      string           `json:"type"`
 	Help      string           `json:"help,omitempty"`
 	Metrics   []map[string]any `json:"metrics"`
+	// Reason is pushgate's own, absent from the reference: set only in
+	// the push_failure_time_seconds family of a group with a rejected push
+	// on record, to that rejection's one-line reason.
+	Reason string `json:"reason,omitempty"`
 }
 
-// failureReasonKey is the group key of /api/v1/metrics that holds the last
-// rejected push's reason; pushgate's own, absent from the reference.
-const failureReasonKey = "last_push_failure_reason"
-
 // appendGroupJSON writes one group object: "labels", "last_push_successful",
-// "last_push_failure_reason" when the group has one, then one key per
-// family, in name order.
+// then one key per family, in name order, each holding a family object; the
+// push_failure_time_seconds family carries the group's failure reason, if
+// it has one.
 func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 	enc := json.NewEncoder(buf)
 	// encode appends v without the newline json.Encoder ends values with.
@@ -196,15 +199,9 @@ func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 	}
 	buf.WriteString(`,"last_push_successful":`)
 	buf.WriteString(strconv.FormatBool(g.LastPushSuccessful()))
-	if reason := g.FailureReason(); reason != "" {
-		buf.WriteString(`,"` + failureReasonKey + `":`)
-		if err := encode(reason); err != nil {
-			return fmt.Errorf("encode failure reason of %s: %w", key, err)
-		}
-	}
 	for _, f := range g.Families() {
 		name := f.Name()
-		if name == "labels" || name == "last_push_successful" || name == failureReasonKey {
+		if name == "labels" || name == "last_push_successful" {
 			continue // the group's own keys win; see the file comment
 		}
 		mf, err := f.Decode()
@@ -224,6 +221,9 @@ func appendGroupJSON(buf *bytes.Buffer, g *store.Group) error {
 		}
 		for _, m := range mf.GetMetric() {
 			af.Metrics = append(af.Metrics, newSeriesView(mf.GetType(), m).apiObject())
+		}
+		if name == store.PushFailureTimeName {
+			af.Reason = g.FailureReason()
 		}
 		if err := encode(af); err != nil {
 			return fmt.Errorf("encode family %q of %s: %w", name, key, err)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -34,61 +35,235 @@ func apiMetricsGroups(t *testing.T, h http.Handler) map[string]map[string]json.R
 	return out
 }
 
-func TestAPIMetricsHasTheLastPushFailureReason(t *testing.T) {
-	const reasonKey = "last_push_failure_reason" // the documented name
-	h, st := apiTestHandler(t)
-	apiPushText(t, st, apiT0, "x 1\n", "job", "failing")
-	// A family of the key's name is left out, with a reason or without.
-	apiPushText(t, st, apiT0, "x 1\nlast_push_failure_reason 1\n", "job", "fine")
-	apiPushText(t, st, apiT0, "last_push_failure_reason 1\ny 1\n", "job", "clash")
-	reason := failPush(t, st, apiT0.Add(time.Second), "x{v=\"<b>\"} 1\nx{v=\"<b>\"} 2\n", "job", "failing")
-	clashReason := failPush(t, st, apiT0.Add(time.Second), "z 1 1000\n", "job", "clash")
-	// A rejected push to a new group creates it with its reason.
-	neverReason := failPush(t, st, apiT0.Add(time.Second), "z 1 1000\n", "job", "never")
+// referenceFamily is a family object of /api/v1/metrics as a typed client
+// of the reference Pushgateway reads it (REFERENCE §4.2): every field but
+// help is required, and fields it does not know are ignored.
+type referenceFamily struct {
+	TimeStamp *time.Time        `json:"time_stamp"`
+	Type      *string           `json:"type"`
+	Help      string            `json:"help"`
+	Metrics   []json.RawMessage `json:"metrics"`
+}
 
+// referenceGroup is a group object read the same way: labels,
+// last_push_successful, and every other key a family object.
+type referenceGroup struct {
+	Labels             map[string]string
+	LastPushSuccessful bool
+	Families           map[string]referenceFamily
+}
+
+// UnmarshalJSON decodes a group object as a typed client of the reference
+// does, and fails on any key other than labels and last_push_successful
+// that is not a family object.
+func (g *referenceGroup) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	g.Families = map[string]referenceFamily{}
+	for k, v := range raw {
+		switch k {
+		case "labels":
+			if err := json.Unmarshal(v, &g.Labels); err != nil {
+				return &json.UnmarshalTypeError{Value: string(v), Field: k}
+			}
+		case "last_push_successful":
+			if err := json.Unmarshal(v, &g.LastPushSuccessful); err != nil {
+				return &json.UnmarshalTypeError{Value: string(v), Field: k}
+			}
+		default:
+			var f referenceFamily
+			if !bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) || json.Unmarshal(v, &f) != nil ||
+				f.TimeStamp == nil || f.Type == nil || f.Metrics == nil {
+				return &familyError{key: k, value: string(v)}
+			}
+			switch *f.Type {
+			case "GAUGE", "COUNTER", "UNTYPED", "SUMMARY", "HISTOGRAM", "GAUGE_HISTOGRAM":
+			default:
+				return &familyError{key: k, value: string(v)}
+			}
+			g.Families[k] = f
+		}
+	}
+	return nil
+}
+
+// familyError is what a typed client of the reference reports for a group
+// key that is not a family object.
+type familyError struct{ key, value string }
+
+func (e *familyError) Error() string {
+	return e.key + " is not a metric family object: " + e.value
+}
+
+// referenceGroups decodes /api/v1/metrics as a typed client of the
+// reference does, by job.
+func referenceGroups(t *testing.T, h http.Handler) map[string]referenceGroup {
+	t.Helper()
+	rec := apiDo(h, http.MethodGet, "/api/v1/metrics")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/metrics = %d: %s", rec.Code, rec.Body)
+	}
+	var body struct {
+		Status string           `json:"status"`
+		Data   []referenceGroup `json:"data"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("a typed client of the reference cannot read /api/v1/metrics: %v\n%s", err, rec.Body)
+	}
+	out := map[string]referenceGroup{}
+	for _, g := range body.Data {
+		out[g.Labels["job"]] = g
+	}
+	return out
+}
+
+// failureReason returns the reason field of the group's
+// push_failure_time_seconds family object, "" when absent.
+func failureReason(t *testing.T, g map[string]json.RawMessage) string {
+	t.Helper()
+	var f struct {
+		Reason *string `json:"reason"`
+	}
+	if err := json.Unmarshal(g["push_failure_time_seconds"], &f); err != nil {
+		t.Fatalf("push_failure_time_seconds: %v", err)
+	}
+	if f.Reason == nil {
+		return ""
+	}
+	if *f.Reason == "" {
+		t.Fatalf(`push_failure_time_seconds has "reason":"" instead of leaving it out`)
+	}
+	return *f.Reason
+}
+
+// sameReason reports whether a kept failure reason is the one a 400
+// answered with: the answer's text, without the fixed prefix the push
+// handler puts before the store's reason. Both are "" for no failure.
+func sameReason(kept, answered string) bool {
+	if kept == "" || answered == "" {
+		return kept == answered
+	}
+	return strings.HasSuffix(answered, kept) && len(kept) > len(answered)/3
+}
+
+// httpPush pushes body by PUT to the path below /metrics/ and returns the
+// status and the answer's reason (its body without the final newline).
+func httpPush(t *testing.T, h http.Handler, path, body string) (int, string) {
+	t.Helper()
+	w := do(t, h, http.MethodPut, "/metrics/"+path, []byte(body), nil)
+	return w.Code, strings.TrimSuffix(w.Body.String(), "\n")
+}
+
+func TestAPIMetricsReadsAsTheReferenceWithTheFailureReasonInItsFamily(t *testing.T) {
+	h, _ := apiTestHandler(t, func(o *Options) { o.EnableAdminAPI = true })
+	mustPush := func(path, body string) {
+		t.Helper()
+		if code, reason := httpPush(t, h, path, body); code != http.StatusOK {
+			t.Fatalf("push %q to %s: %d %s", body, path, code, reason)
+		}
+	}
+	mustFail := func(path, body string) string {
+		t.Helper()
+		code, reason := httpPush(t, h, path, body)
+		if code != http.StatusBadRequest {
+			t.Fatalf("push %q to %s: %d %s, want 400", body, path, code, reason)
+		}
+		return reason
+	}
+	mustPush("job/fine", "x 1\n")
+	mustPush("job/failing", "x 1\n")
+	// A sample timestamp is refused by the store's checks, which record
+	// the failure time and the reason; a consistency failure too.
+	failingReason := mustFail("job/failing", "x 1 1000\n")
+	mustPush("job/recovered", "x 1\n")
+	recoveredReason := mustFail("job/recovered", "x{a=\"1\"} 1\nx{a=\"1\"} 2\n")
+	mustPush("job/recovered", "x 2\n")
+	// A rejected push to a new group creates it with only a failure time.
+	neverReason := mustFail("job/never", "z 1 1000\n")
+	// A family of the name pushgate once used for the reason is a family
+	// like any other.
+	mustPush("job/clash", "last_push_failure_reason 1\ny 1\n")
+	clashReason := mustFail("job/clash", "z 1 1000\n")
+
+	ref := referenceGroups(t, h)
+	raw := apiMetricsGroups(t, h)
 	for _, tc := range []struct {
-		name, job, want string
-		keys            []string
+		name, job, reason string
+		successful        bool
+		families          []string
 	}{
-		{"a group whose last push failed has the reason", "failing", reason,
-			[]string{"labels", "last_push_failure_reason", "last_push_successful", "push_failure_time_seconds", "push_time_seconds", "x"}},
-		{"a group that never failed has no reason key, nor a family of its name", "fine", "",
-			[]string{"labels", "last_push_successful", "push_failure_time_seconds", "push_time_seconds", "x"}},
-		{"the reason wins over a family of its name", "clash", clashReason,
-			[]string{"labels", "last_push_failure_reason", "last_push_successful", "push_failure_time_seconds", "push_time_seconds", "y"}},
-		{"a group created by a rejected push has the reason", "never", neverReason,
-			[]string{"labels", "last_push_failure_reason", "last_push_successful", "push_failure_time_seconds", "push_time_seconds"}},
+		{"a group that never failed has no reason", "fine", "", true,
+			[]string{"push_failure_time_seconds", "push_time_seconds", "x"}},
+		{"a group whose last push failed has the reason in its failure time family", "failing", failingReason, false,
+			[]string{"push_failure_time_seconds", "push_time_seconds", "x"}},
+		{"the reason stays with the failure time after a successful push", "recovered", recoveredReason, true,
+			[]string{"push_failure_time_seconds", "push_time_seconds", "x"}},
+		{"a group created by a rejected push has the reason", "never", neverReason, false,
+			[]string{"push_failure_time_seconds", "push_time_seconds"}},
+		{"a family named last_push_failure_reason is shown as a family", "clash", clashReason, false,
+			[]string{"last_push_failure_reason", "push_failure_time_seconds", "push_time_seconds", "y"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := apiMetricsGroups(t, h)[tc.job]
-			var keys []string
-			for k := range g {
-				keys = append(keys, k)
+			g, ok := ref[tc.job]
+			if !ok {
+				t.Fatalf("no group with job %q in %v", tc.job, ref)
 			}
-			slices.Sort(keys)
-			if !slices.Equal(keys, tc.keys) {
-				t.Errorf("keys %s, want %s", strings.Join(keys, ","), strings.Join(tc.keys, ","))
+			var names []string
+			for name := range g.Families {
+				names = append(names, name)
 			}
-			var got string
-			if raw, ok := g[reasonKey]; ok {
-				if err := json.Unmarshal(raw, &got); err != nil {
-					t.Fatalf("%s is %s, not a string: %v", reasonKey, raw, err)
+			slices.Sort(names)
+			if !slices.Equal(names, tc.families) {
+				t.Errorf("families %s, want %s", strings.Join(names, ","), strings.Join(tc.families, ","))
+			}
+			if g.LastPushSuccessful != tc.successful {
+				t.Errorf("last_push_successful = %v, want %v", g.LastPushSuccessful, tc.successful)
+			}
+			if tc.reason == "" && tc.job != "fine" {
+				t.Fatal("the failed push gave no reason")
+			}
+			if got := failureReason(t, raw[tc.job]); !sameReason(got, tc.reason) {
+				t.Errorf("push_failure_time_seconds reason = %q, want the 400's %q", got, tc.reason)
+			}
+			for name, raw := range raw[tc.job] {
+				if name != "push_failure_time_seconds" && strings.Contains(string(raw), `"reason"`) {
+					t.Errorf("%s carries a reason: %s", name, raw)
 				}
-			}
-			if got != tc.want {
-				t.Errorf("%s = %q, want %q", reasonKey, got, tc.want)
 			}
 		})
 	}
 
-	// The reason stays with the failure time after a successful push.
-	apiPushText(t, st, apiT0.Add(2*time.Second), "x 2\n", "job", "failing")
-	g := apiMetricsGroups(t, h)["failing"]
-	if string(g["last_push_successful"]) != "true" {
-		t.Fatalf("last_push_successful = %s after a successful push", g["last_push_successful"])
+	// pushgate's own admin groups API has it as a field of the group.
+	rec := apiDo(h, http.MethodGet, "/api/v1/admin/groups")
+	var admin struct {
+		Data struct {
+			Groups []map[string]json.RawMessage `json:"groups"`
+		} `json:"data"`
 	}
-	var got string
-	if err := json.Unmarshal(g[reasonKey], &got); err != nil || got != reason {
-		t.Errorf("%s after a successful push = %s, want %q", reasonKey, g[reasonKey], reason)
+	if err := json.Unmarshal(rec.Body.Bytes(), &admin); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/admin/groups = %d %v: %s", rec.Code, err, rec.Body)
+	}
+	want := map[string]string{"fine": "", "failing": failingReason, "recovered": recoveredReason, "never": neverReason, "clash": clashReason}
+	for _, g := range admin.Data.Groups {
+		var labels map[string]string
+		if err := json.Unmarshal(g["labels"], &labels); err != nil {
+			t.Fatalf("admin group labels %s: %v", g["labels"], err)
+		}
+		job := labels["job"]
+		var got string
+		if v, ok := g["last_push_failure_reason"]; ok {
+			if err := json.Unmarshal(v, &got); err != nil || got == "" {
+				t.Errorf("admin group %s: last_push_failure_reason is %s, want a non-empty string", job, v)
+			}
+		}
+		if !sameReason(got, want[job]) {
+			t.Errorf("admin group %s: last_push_failure_reason = %q, want the 400's %q", job, got, want[job])
+		}
+		delete(want, job)
+	}
+	if len(want) > 0 {
+		t.Errorf("admin groups lack %v", want)
 	}
 }
