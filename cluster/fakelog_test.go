@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/pushgate/pushgate/journal"
 )
@@ -88,8 +87,8 @@ type fakeLog struct {
 	watchErr error
 	// paused holds Follow's deliveries.
 	paused bool
-	// silentSince, when set, is what LastHeard answers (see silence).
-	silentSince time.Time
+	// currentFails makes Current fail.
+	currentFails bool
 	// beforeCurrent, when set, runs at the start of each Current call.
 	beforeCurrent func()
 }
@@ -194,6 +193,9 @@ func (l *fakeLog) Current(context.Context) (journal.Position, error) {
 	}
 	l.e.mu.Lock()
 	defer l.e.mu.Unlock()
+	if l.currentFails {
+		return 0, errors.New("etcdserver: request timed out")
+	}
 	return l.e.rev, nil
 }
 
@@ -257,26 +259,12 @@ func (l *fakeLog) breakWatch(err error) {
 	l.e.broadcast()
 }
 
-// LastHeard is now, unless l was silenced: then when that happened.
-func (l *fakeLog) LastHeard() time.Time {
+// failCurrent makes l's Current fail (or work again), as with a lost
+// quorum.
+func (l *fakeLog) failCurrent(fail bool) {
 	l.e.mu.Lock()
 	defer l.e.mu.Unlock()
-	if !l.silentSince.IsZero() {
-		return l.silentSince
-	}
-	return time.Now()
-}
-
-// silence makes l's watch stop (or resume) reporting: LastHeard stays
-// where it was, as with a hung etcd member.
-func (l *fakeLog) silence(silent bool) {
-	l.e.mu.Lock()
-	defer l.e.mu.Unlock()
-	if !silent {
-		l.silentSince = time.Time{}
-	} else if l.silentSince.IsZero() {
-		l.silentSince = time.Now()
-	}
+	l.currentFails = fail
 }
 
 // pause holds (or resumes) l's Follow deliveries.

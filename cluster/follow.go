@@ -66,23 +66,26 @@ func (r *Replica) startFollow() uint64 {
 }
 
 // watchReadiness makes the replica ready once st is current (see
-// readyWhenCurrent), and not ready again as soon as it cannot tell: the
-// log has not been heard from for StaleAfter (its watch stalled: a hung
-// member, a lost quorum), or this process itself was paused (SIGSTOP, a
-// frozen VM) for half of that, whatever it heard before. Then it confirms
-// afresh, reading the log's latest position from a quorum and waiting for
-// st to apply it, so that a replica resumed after a freeze serves nothing
-// as ready before it caught up. It returns when Follow number gen ends
-// (ctx).
+// readyWhenCurrent), and keeps it ready only while it can tell: every
+// probeInterval it reads the log's latest commit from a quorum, and a probe
+// that st had applied confirms it current as of the time the probe was
+// asked. A replica that has gone StaleAfter without such a confirmation
+// (its watch stalled behind new commits, a hung member, a lost quorum), or
+// that was paused itself (SIGSTOP, a frozen VM) for half of that, is not
+// ready until readyWhenCurrent confirms it afresh: a replica resumed after
+// a freeze serves nothing as ready before it caught up. It returns when
+// Follow number gen ends (ctx).
 func (r *Replica) watchReadiness(ctx context.Context, st *store.Store, gen uint64) {
 	check := min(100*time.Millisecond, r.cfg.StaleAfter/4)
+	probeEvery := min(probeInterval, r.cfg.StaleAfter/4)
 	for {
+		confirmed := time.Now()
 		r.readyWhenCurrent(ctx, st, gen)
 		if ctx.Err() != nil {
 			return
 		}
 		t := time.NewTicker(check)
-		last := time.Now()
+		last, probed := time.Now(), time.Time{}
 		var why string
 		for why == "" {
 			select {
@@ -90,14 +93,20 @@ func (r *Replica) watchReadiness(ctx context.Context, st *store.Store, gen uint6
 				t.Stop()
 				return
 			case now := <-t.C:
-				heard := r.cfg.Log.LastHeard()
-				switch {
-				case now.Sub(last) > r.cfg.StaleAfter/2:
-					why = fmt.Sprintf("this process was paused for %s", now.Sub(last).Round(time.Millisecond))
-				case heard.IsZero() || now.Sub(heard) > r.cfg.StaleAfter:
-					why = fmt.Sprintf("nothing heard from the log for %s", r.cfg.StaleAfter)
+				if gap := now.Sub(last); gap > r.cfg.StaleAfter/2 {
+					why = fmt.Sprintf("this process was paused for %s", gap.Round(time.Millisecond))
+					break
 				}
 				last = now
+				if now.Sub(probed) >= probeEvery {
+					probed = now
+					if r.probe(ctx, st) {
+						confirmed = now
+					}
+				}
+				if time.Since(confirmed) > r.cfg.StaleAfter {
+					why = fmt.Sprintf("not confirmed current for %s", r.cfg.StaleAfter)
+				}
 			}
 		}
 		t.Stop()
@@ -106,14 +115,30 @@ func (r *Replica) watchReadiness(ctx context.Context, st *store.Store, gen uint6
 	}
 }
 
+// probeInterval is how often a ready replica confirms it is current.
+const probeInterval = 500 * time.Millisecond
+
+// probe reads the log's latest commit from a quorum, within half of
+// StaleAfter, and reports whether st has applied it (or does within a
+// moment: the watch delivers a commit a little after it is readable).
+func (r *Replica) probe(ctx context.Context, st *store.Store) bool {
+	pctx, cancel := context.WithTimeout(ctx, r.cfg.StaleAfter/2)
+	defer cancel()
+	cur, err := r.cfg.Log.Current(pctx)
+	if err != nil {
+		return false
+	}
+	raise(&r.logCurrent, uint64(cur))
+	wctx, wcancel := context.WithTimeout(ctx, probeInterval)
+	defer wcancel()
+	return r.waitStore(wctx, st, uint64(cur)) == nil
+}
+
 // readyWhenCurrent asks the log for its latest commit, waits until st
-// applied it and the running Follow has heard from the log since it asked
-// (its watch is alive: a stalled one would not deliver what comes next),
-// and then marks the replica ready, unless Follow number gen ended
-// meanwhile (ctx).
+// applied it, and then marks the replica ready, unless Follow number gen
+// ended meanwhile (ctx).
 func (r *Replica) readyWhenCurrent(ctx context.Context, st *store.Store, gen uint64) {
 	for {
-		asked := time.Now()
 		cur, err := r.cfg.Log.Current(ctx)
 		if ctx.Err() != nil {
 			return
@@ -128,11 +153,6 @@ func (r *Replica) readyWhenCurrent(ctx context.Context, st *store.Store, gen uin
 		raise(&r.logCurrent, uint64(cur))
 		if err := r.waitStore(ctx, st, uint64(cur)); err != nil {
 			return
-		}
-		for !r.cfg.Log.LastHeard().After(asked) {
-			if !sleep(ctx, 20*time.Millisecond) {
-				return
-			}
 		}
 		break
 	}

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"time"
 
 	"github.com/pushgate/pushgate/journal"
 )
@@ -30,8 +29,4 @@ type Log interface {
 	// Leader returns the advertised URL of the replica leading, "" when
 	// none does.
 	Leader(ctx context.Context) (string, error)
-	// LastHeard returns when the running Follow last heard from the log
-	// (a batch, or word that nothing new was committed up to a position),
-	// the zero time while none runs.
-	LastHeard() time.Time
 }

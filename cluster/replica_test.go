@@ -226,18 +226,29 @@ func TestAnotherReplicaTakesWritesWhenTheLeaderDies(t *testing.T) {
 	}
 }
 
-// TestAReplicaWhoseWatchFellSilentIsNotReadyUntilItHearsAgain: a watch that
-// stops reporting (a hung etcd member, a lost quorum) makes the replica not
-// ready within StaleAfter, and it is ready again only once the log is heard
-// from and the store applied what the log holds. Before, a replica with a
-// stalled watch stayed ready and served what it had for the whole stall.
-func TestAReplicaWhoseWatchFellSilentIsNotReadyUntilItHearsAgain(t *testing.T) {
+// TestAReplicaThatCannotConfirmItIsCurrentIsNotReady: a replica whose watch
+// stalled while the log moved on (a hung etcd member), or that cannot read
+// the log's latest commit (a lost quorum), is not ready within StaleAfter,
+// and ready again once it has applied what the log holds. Before, such a
+// replica stayed ready and served what it had for the whole fault.
+func TestAReplicaThatCannotConfirmItIsCurrentIsNotReady(t *testing.T) {
 	e := newFakeEtcd()
-	log := e.log("http://a")
+	leader := startReplica(t, e.log("http://leader"))
+	eventually(t, "the only replica leads", func() bool { return leader.Status().Leading })
+	log := e.log("http://follower")
 	r := startReplica(t, log)
-	eventually(t, "the replica is ready", r.Ready)
-	log.silence(true)
-	eventually(t, "the silent replica is not ready", func() bool { return !r.Ready() })
-	log.silence(false)
-	eventually(t, "the replica heard from the log and is ready again", r.Ready)
+	eventually(t, "the follower is ready", r.Ready)
+
+	log.pause(true)
+	if err := push(t, leader, "a"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the follower whose watch stalled is not ready", func() bool { return !r.Ready() })
+	log.pause(false)
+	eventually(t, "the follower caught up and is ready again", r.Ready)
+
+	log.failCurrent(true)
+	eventually(t, "the follower that cannot read the log is not ready", func() bool { return !r.Ready() })
+	log.failCurrent(false)
+	eventually(t, "the follower is ready again", r.Ready)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/klauspost/compress/s2"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -143,15 +142,8 @@ func (l *Log) Follow(ctx context.Context, from journal.Position, fn func(journal
 	end := l.keys.head + "\x00"
 	wch := l.client.Watch(ctx, l.keys.groups,
 		clientv3.WithRange(end), clientv3.WithRev(int64(from)+1), clientv3.WithProgressNotify())
-	// etcd sends a progress notification on its own only every ten
-	// minutes: ask for one often, so that a watch that stalls (its member
-	// hung, or cut off from the quorum) shows in LastHeard within
-	// progressInterval plus a round trip.
-	go l.requestProgress(ctx)
-	defer l.heard(time.Time{})
 	var values []byte // the decompressed values of the batch being delivered
 	for resp := range wch {
-		l.heard(time.Now())
 		if err := resp.Err(); err != nil {
 			if resp.CompactRevision != 0 || errors.Is(err, rpctypes.ErrCompacted) {
 				return fmt.Errorf("follow from position %d: %w: etcd compacted up to revision %d",
@@ -265,52 +257,6 @@ func decodedSize(events []*clientv3.Event, groups string, values *[]byte) error 
 	}
 	*values = (*values)[:cap(*values)]
 	return nil
-}
-
-// progressInterval is how often a running Follow asks etcd for a progress
-// notification (see LastHeard).
-const progressInterval = 500 * time.Millisecond
-
-// requestProgress asks the watch of ctx (the Follow's) for a progress
-// notification every progressInterval until ctx ends. A request that
-// cannot be sent (the connection is down) is simply tried again: LastHeard
-// tells the rest.
-func (l *Log) requestProgress(ctx context.Context) {
-	t := time.NewTicker(progressInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			rctx, cancel := context.WithTimeout(ctx, progressInterval)
-			_ = l.client.RequestProgress(rctx)
-			cancel()
-		}
-	}
-}
-
-// heard records when the running Follow last heard from etcd (zero: no
-// Follow runs).
-func (l *Log) heard(at time.Time) {
-	if at.IsZero() {
-		l.lastHeard.Store(0)
-		return
-	}
-	l.lastHeard.Store(at.UnixNano())
-}
-
-// LastHeard returns when the running Follow last heard from etcd: a watch
-// response carrying events or a progress notification, each of which
-// says that everything up to its revision was delivered. It is the zero
-// time while no Follow runs. A replica that has not heard from etcd for a
-// while cannot tell whether it is current.
-func (l *Log) LastHeard() time.Time {
-	n := l.lastHeard.Load()
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }
 
 // isOwn reports whether head's value names a batch this Log committed and

@@ -41,9 +41,6 @@ type Log struct {
 	notLeading    chan struct{} // closed; TermDone's answer outside a term
 
 	seq atomic.Uint64 // batch sequence numbers, for head's value
-	// lastHeard is when the running Follow last heard from etcd, in Unix
-	// nanoseconds (0: no Follow runs); see LastHeard.
-	lastHeard atomic.Int64
 
 	campaignMu sync.Mutex // one Campaign (or Resign) at a time
 
