@@ -259,6 +259,22 @@ func (l *fakeLog) breakWatch(err error) {
 	l.e.broadcast()
 }
 
+// EndTermOf ends the term of the replica at url, if it leads: its
+// election key is gone, and another replica may win.
+func (l *fakeLog) EndTermOf(_ context.Context, url string) (bool, error) {
+	e := l.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	leader := e.leader
+	if leader == nil || leader.url != url || leader == l {
+		return false, nil
+	}
+	leader.endTerm()
+	e.leader = nil
+	e.broadcast()
+	return true, nil
+}
+
 // failCurrent makes l's Current fail (or work again), as with a lost
 // quorum.
 func (l *fakeLog) failCurrent(fail bool) {

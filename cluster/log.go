@@ -29,4 +29,9 @@ type Log interface {
 	// Leader returns the advertised URL of the replica leading, "" when
 	// none does.
 	Leader(ctx context.Context) (string, error)
+	// EndTermOf ends the term of the replica advertised at url, if it
+	// leads, without waiting for its lease to expire, and reports whether
+	// it did. Fencing keeps that safe; it is called only when the process
+	// at url is known to be gone.
+	EndTermOf(ctx context.Context, url string) (bool, error)
 }

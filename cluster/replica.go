@@ -65,9 +65,13 @@ type Replica struct {
 	lastErrAt      time.Time
 
 	// leader caches Log.Leader for leaderFresh: every forwarded write asks.
+	// endedURL and endedAt are the last leader LeaderGone ended the term
+	// of, and when.
 	leaderMu  sync.Mutex
 	leaderURL string
 	leaderAt  time.Time
+	endedURL  string
+	endedAt   time.Time
 }
 
 // leaderFresh is how long a leader's URL read from the log is used before
@@ -280,6 +284,28 @@ func (r *Replica) ForgetLeader(url string) {
 	defer r.leaderMu.Unlock()
 	if r.leaderURL == url {
 		r.leaderAt = time.Time{}
+	}
+}
+
+// LeaderGone is told that the leader advertised at url refuses connections:
+// its process is gone. The replica ends that leader's term at once
+// (Log.EndTermOf) rather than wait for its lease to expire, so that
+// another replica leads within moments, and forgets it as the leader. Of
+// the many writes that may find the address dead at once, one a second
+// ends the term; the others only wait.
+func (r *Replica) LeaderGone(ctx context.Context, url string) {
+	r.leaderMu.Lock()
+	if r.leaderURL == url {
+		r.leaderAt = time.Time{}
+	}
+	if r.endedURL == url && time.Since(r.endedAt) < time.Second {
+		r.leaderMu.Unlock()
+		return
+	}
+	r.endedURL, r.endedAt = url, time.Now()
+	r.leaderMu.Unlock()
+	if _, err := r.cfg.Log.EndTermOf(ctx, url); err != nil {
+		r.logger.Warn("could not end the term of a leader whose address refuses connections", "leader", url, "err", err)
 	}
 }
 

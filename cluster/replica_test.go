@@ -252,3 +252,26 @@ func TestAReplicaThatCannotConfirmItIsCurrentIsNotReady(t *testing.T) {
 	log.failCurrent(false)
 	eventually(t, "the follower is ready again", r.Ready)
 }
+
+// TestAReplicaToldTheLeaderIsGoneEndsItsTerm: LeaderGone ends the dead
+// leader's term through the log, so another replica leads without waiting
+// for the lease to expire; a LeaderGone naming a replica that does not
+// lead changes nothing.
+func TestAReplicaToldTheLeaderIsGoneEndsItsTerm(t *testing.T) {
+	e := newFakeEtcd()
+	firstLog := e.log("http://first")
+	first := startReplica(t, firstLog)
+	eventually(t, "the first replica leads", func() bool { return first.Status().Leading })
+	second := startReplica(t, e.log("http://second"))
+	eventually(t, "the second replica is ready", second.Ready)
+	second.LeaderGone(context.Background(), "http://elsewhere")
+	if !first.Status().Leading {
+		t.Fatal("a LeaderGone naming no leader ended the term")
+	}
+	// The first replica's process is gone: it campaigns no more.
+	e.mu.Lock()
+	firstLog.dead = true
+	e.mu.Unlock()
+	second.LeaderGone(context.Background(), "http://first")
+	eventually(t, "the second replica leads", func() bool { return second.Status().Leading })
+}

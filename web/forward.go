@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"sync"
 	"time"
 )
@@ -46,6 +47,10 @@ type Cluster interface {
 	// next Leader call looks the leader up instead of naming that replica
 	// again until the cache expires.
 	ForgetLeader(url string)
+	// LeaderGone tells that the leader at url refuses connections (its
+	// process is gone), so that its term can end before its lease
+	// expires.
+	LeaderGone(ctx context.Context, url string)
 	// WaitApplied blocks until this replica's store applied pos, or ctx
 	// ends.
 	WaitApplied(ctx context.Context, pos uint64) error
@@ -249,6 +254,11 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			lastErr = fmt.Errorf("leader at %s: %w", leader, err)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				// Nothing listens at the leader's address: its process
+				// is gone, and its term may end now.
+				f.c.LeaderGone(ctx, leader)
+			}
 			if errors.Is(err, errLeaderMoved) {
 				// The new leader is known: send at once.
 				continue

@@ -25,6 +25,9 @@ type fakeCluster struct {
 	leading bool
 	leaders []string // Leader answers these in turn, then the last one
 	waited  []uint64 // positions WaitApplied was asked for
+	gone    []string // the URLs LeaderGone was called with
+	// onGone, when set, runs in LeaderGone with c.mu held.
+	onGone func(c *fakeCluster, url string)
 }
 
 func (c *fakeCluster) BeginWrite() (func(), bool) {
@@ -47,6 +50,15 @@ func (c *fakeCluster) Leader(context.Context) (string, error) {
 }
 
 func (c *fakeCluster) ForgetLeader(string) {}
+
+func (c *fakeCluster) LeaderGone(_ context.Context, url string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gone = append(c.gone, url)
+	if c.onGone != nil {
+		c.onGone(c, url)
+	}
+}
 
 // seqLog is a journal.Log whose batches commit at once, at positions
 // counting up from next.
@@ -546,4 +558,34 @@ func TestAWriteHeldByAHungLeaderIsAnswered503OnceTheWaitIsOver(t *testing.T) {
 		t.Errorf("push = %d %q, Retry-After %q; want 503 saying the outcome is unknown, with Retry-After", w.Code, w.Body, w.Header().Get("Retry-After"))
 	}
 	<-gaveUp
+}
+
+// TestAWriteToALeaderWhoseAddressRefusesConnectionsEndsItsTerm: the
+// leader's process is gone (nothing listens at its address), so the
+// forwarder tells the cluster, which may end that term at once, and sends
+// the write to the next leader. Before, it waited for the dead leader's
+// lease to expire.
+func TestAWriteToALeaderWhoseAddressRefusesConnectionsEndsItsTerm(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // the address now refuses connections
+	next, _, seen := startLeader(t, Options{})
+	h, _ := newTestHandler(t, Options{})
+	c := &fakeCluster{leaders: []string{deadURL}}
+	c.onGone = func(c *fakeCluster, url string) {
+		if url == deadURL {
+			c.leaders = []string{next.URL}
+		}
+	}
+	fwd := h.Forward(c, ForwardOptions{Self: "http://follower", LeaderWait: time.Minute})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK {
+		t.Fatalf("push = %d %q, want the next leader's 200", w.Code, w.Body)
+	}
+	<-seen
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.gone) == 0 || c.gone[0] != deadURL {
+		t.Errorf("LeaderGone was called with %v, want the dead leader %s", c.gone, deadURL)
+	}
 }

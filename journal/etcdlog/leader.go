@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
@@ -248,6 +249,37 @@ func (l *Log) Leader(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	return string(resp.Kvs[0].Value), nil
+}
+
+// EndTermOf ends the term of the replica advertised at url, if it leads:
+// the lease its election key carries is revoked, so the key goes at once,
+// the next replica in line leads without waiting for the lease to expire,
+// and no commit of that term can land any more (each is fenced by the
+// key). Call it only when the process at url is known to be gone (its
+// address refuses connections): safety never depends on it, only how long
+// a dead leader blocks writes does. It reports whether it ended a term.
+func (l *Log) EndTermOf(ctx context.Context, url string) (bool, error) {
+	if url == "" || url == l.cfg.AdvertiseURL {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.RequestTimeout)
+	defer cancel()
+	resp, err := l.client.Get(ctx, l.keys.election+"/", clientv3.WithFirstCreate()...)
+	if err != nil {
+		return false, fmt.Errorf("read the election under %s/: %w", l.keys.election, err)
+	}
+	if len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != url {
+		return false, nil
+	}
+	lease := clientv3.LeaseID(resp.Kvs[0].Lease)
+	if _, err := l.client.Revoke(ctx, lease); err != nil {
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return false, nil
+		}
+		return false, fmt.Errorf("revoke the lease %x of the leader at %s: %w", int64(lease), url, err)
+	}
+	l.log.Warn("ended the term of a leader whose address refuses connections", "leader", url, "election_key", string(resp.Kvs[0].Key))
+	return true, nil
 }
 
 // headValue is head's value for batch seq of the writer holding lease.
