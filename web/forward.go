@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"time"
 )
 
