@@ -21,7 +21,7 @@ func newStoreCollector(st func() *store.Store) *storeCollector {
 		overridden: prometheus.NewDesc("pushgate_push_overridden_families_total",
 			"Pushed push_time_seconds and push_failure_time_seconds families replaced by the gateway's own values, as the reference does.", nil, nil),
 		applied: prometheus.NewDesc("pushgate_store_apply_conflicts_total",
-			"Committed changes applied although the consistency index refused them (each one a bug: replicas apply them to stay equal).", nil, nil),
+			"Stored or committed changes applied although the consistency index refused them (a bug, or a record an older version wrote): restore, load and follow all apply them, so that every store holding one log is equal.", nil, nil),
 		skipped: prometheus.NewDesc("pushgate_scrape_skipped_families_total",
 			"Families left out of a scrape because they cannot be rendered in its format, so that the scrape stays whole (each scrape that does logs it); pushes refuse such families, so this stays 0 unless something slipped through.", nil, nil),
 	}
