@@ -46,9 +46,11 @@ func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.overlay) > 0 {
-		// Only the log's writer has pending changes, and it applies no
-		// other writer's batch while it writes.
-		s.logger.Error("applying a committed batch while this store's own changes are pending: a bug", "position", uint64(pos))
+		// Only the log's writer has pending changes, and another writer's
+		// batch can only follow the end of its term: its pending changes
+		// will fail (fenced), and a cluster replica rebuilds this store
+		// before it serves as current again.
+		s.logger.Warn("applying another writer's batch while changes of this store's are pending: its term ended", "position", uint64(pos))
 	}
 	for _, c := range changes {
 		if c.all {
