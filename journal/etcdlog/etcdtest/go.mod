@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/pushgate/pushgate => ../../..
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/klauspost/compress v1.20.3
 	github.com/prometheus/client_model v0.6.3
 	github.com/pushgate/pushgate v0.0.0-00010101000000-000000000000
