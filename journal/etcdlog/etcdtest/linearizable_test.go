@@ -849,19 +849,34 @@ func (h *linHarness) history(g int, finals []*linRead) []porcupine.Operation {
 
 // shrink removes operations from a history porcupine rejects for as long
 // as it still rejects it (chunks of halving size, within budget), to
-// print a short failing history. It keeps every read explainable on its
-// own (see explainable): removing the write a read shows makes that read
-// alone fail, which says nothing about the history.
+// print a short failing history. It removes only what cannot turn a
+// linearizable history into one that is not (see removable), so the short
+// history is a witness on its own: removing, say, the write a read shows
+// would make that read alone fail, which says nothing.
 func shrink(ops []porcupine.Operation, budget time.Duration) []porcupine.Operation {
 	deadline := time.Now().Add(budget)
-	illegal := func(h []porcupine.Operation) bool {
-		left := time.Until(deadline)
-		return left > 0 && explainable(h) && porcupine.CheckOperationsTimeout(linModel, h, left) == porcupine.Illegal
+	// In call order, a chunk is a stretch of time.
+	ops = slices.Clone(ops)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
+	// Reads of an absent group keep every DELETE in; most failures do not
+	// need them, and without them the DELETEs can go too.
+	var present, absent []porcupine.Operation
+	for _, op := range ops {
+		if v, ok := op.Output.(linValue); ok && !v.present {
+			absent = append(absent, op)
+		} else {
+			present = append(present, op)
+		}
+	}
+	if len(absent) > 0 && porcupine.CheckOperationsTimeout(linModel, present, time.Until(deadline)) == porcupine.Illegal {
+		ops = present
 	}
 	for chunk := len(ops) / 2; chunk >= 1; chunk /= 2 {
 		for i := 0; i < len(ops) && time.Now().Before(deadline); {
-			cand := append(slices.Clone(ops[:i]), ops[min(i+chunk, len(ops)):]...)
-			if illegal(cand) {
+			end := min(i+chunk, len(ops))
+			cand := append(slices.Clone(ops[:i]), ops[end:]...)
+			left := time.Until(deadline)
+			if left > 0 && removable(cand, ops[i:end]) && porcupine.CheckOperationsTimeout(linModel, cand, left) == porcupine.Illegal {
 				ops = cand
 			} else {
 				i += chunk
@@ -871,40 +886,34 @@ func shrink(ops []porcupine.Operation, budget time.Duration) []porcupine.Operati
 	return ops
 }
 
-// explainable reports whether each read of h, taken alone, has a write of
-// h that could explain it: the write of the value it shows, or for an
-// absent group a DELETE that began before the read ended, or no write that
-// ended before the read began (the group was never pushed).
-func explainable(h []porcupine.Operation) bool {
-	written := map[float64]bool{}
-	for _, op := range h {
-		if in := op.Input.(linInput); in.kind == linPut || in.kind == linPost {
-			written[in.value] = true
+// removable reports whether taking removed out of a history leaves cand
+// linearizable if the history was: each removed operation is a read (one
+// constraint fewer), a PUT or POST whose value no read of cand shows
+// (values are unique: a linearization of the rest skips it), or a DELETE
+// while no read of cand shows the group absent.
+func removable(cand, removed []porcupine.Operation) bool {
+	shown := map[float64]bool{}
+	absent := false
+	for _, op := range cand {
+		if v, ok := op.Output.(linValue); ok {
+			if v.present {
+				shown[v.v] = true
+			} else {
+				absent = true
+			}
 		}
 	}
-	for _, r := range h {
-		v, ok := r.Output.(linValue)
-		switch {
-		case !ok:
-			continue
-		case v.present:
-			if !written[v.v] {
+	for _, op := range removed {
+		switch in := op.Input.(linInput); in.kind {
+		case linGet:
+		case linDelete:
+			if absent {
 				return false
 			}
-			continue
-		}
-		untouched, deleted := true, false
-		for _, w := range h {
-			switch w.Input.(linInput).kind {
-			case linGet:
-				continue
-			case linDelete:
-				deleted = deleted || w.Call < r.Return
+		default:
+			if shown[in.value] {
+				return false
 			}
-			untouched = untouched && w.Return >= r.Call
-		}
-		if !untouched && !deleted {
-			return false
 		}
 	}
 	return true
