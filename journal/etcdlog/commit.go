@@ -191,24 +191,7 @@ func (l *Log) commit(t *term, b *batch) {
 	}
 	ops = append(ops, clientv3.OpPut(l.keys.head, headValue(t.lease, seq)))
 
-	ctx, cancel := context.WithTimeout(l.ctx, l.cfg.RequestTimeout)
-	resp, err := l.client.Txn(ctx).
-		If(
-			clientv3.Compare(clientv3.CreateRevision(t.key), "=", t.rev),
-			clientv3.Compare(clientv3.ModRevision(l.keys.head), "=", t.head),
-		).
-		Then(ops...).
-		Else(clientv3.OpGet(t.key), clientv3.OpGet(l.keys.head)).
-		Commit()
-	cancel()
-
-	var ambiguous bool
-	switch {
-	case err != nil:
-		err, ambiguous = commitError(err)
-	case !resp.Succeeded:
-		err = l.guardError(t, resp)
-	}
+	rev, ambiguous, err := l.send(t, seq, ops)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {
@@ -229,8 +212,8 @@ func (l *Log) commit(t *term, b *batch) {
 		}
 		return
 	}
-	t.head = resp.Header.Revision
-	pos := journal.Position(resp.Header.Revision)
+	t.head = rev
+	pos := journal.Position(rev)
 	l.stats.Commits++
 	l.stats.Committed = pos
 	l.stats.Ops += uint64(len(b.slots))
@@ -243,6 +226,114 @@ func (l *Log) commit(t *term, b *batch) {
 	for _, e := range b.entries {
 		e.finish(pos, nil)
 	}
+}
+
+// A commit is sent in attempts of at most commitAttempt each, within
+// Config.RequestTimeout in all, so that one sent to a member that hangs is
+// sent again, to another member, instead of failing ambiguously and ending
+// the term. Sending it again is safe: every attempt carries the same
+// guard, head's mod revision of the term's last commit, and the same value
+// of head, which names this batch; whichever attempt applies first moves
+// head, so no other can apply after it, and a later attempt whose guard
+// fails reads head back (the Else branch): holding this batch's value, it
+// tells the revision the batch committed at. A member's hang is usually
+// noticed sooner (probeMembers closes its connections and the attempt
+// fails at once); commitAttempt bounds an attempt the probes do not save,
+// such as one sent to a member while etcd elects a new leader. With a
+// member's link paused for 6s, the probes alone let a push wait up to 2.0s
+// and failed the batch in flight, ending the term; with commits sent again
+// too, none failed and none waited longer than 1.5s (see memberProbeInterval).
+// A commit slower than commitAttempt on a healthy etcd is sent once more,
+// and its guard then fails and reads head back: it costs a duplicate
+// request, not a failure.
+//
+// commitRetryPause spaces attempts that fail fast (no connection, etcd
+// electing a leader).
+const (
+	commitAttempt    = time.Second
+	commitRetryPause = 100 * time.Millisecond
+)
+
+// send commits ops, which end with the put of head for batch seq, as one
+// transaction of term t, in attempts (see commitAttempt), and returns the
+// revision it committed at, or why it failed and whether it may have
+// committed nevertheless (ambiguous).
+func (l *Log) send(t *term, seq uint64, ops []clientv3.Op) (rev int64, ambiguous bool, err error) {
+	deadline := time.Now().Add(l.cfg.RequestTimeout)
+	var doubt error // the first attempt whose outcome is unknown
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		end := start.Add(commitAttempt)
+		if end.After(deadline) {
+			end = deadline
+		}
+		ctx, cancel := context.WithDeadline(l.ctx, end)
+		resp, terr := l.client.Txn(ctx).
+			If(
+				clientv3.Compare(clientv3.CreateRevision(t.key), "=", t.rev),
+				clientv3.Compare(clientv3.ModRevision(l.keys.head), "=", t.head),
+			).
+			Then(ops...).
+			Else(clientv3.OpGet(t.key), clientv3.OpGet(l.keys.head)).
+			Commit()
+		cancel()
+		retry := false // this attempt's own outcome is unknown
+		switch {
+		case terr == nil && resp.Succeeded:
+			rev, ambiguous, err = resp.Header.Revision, false, nil
+		case terr == nil && doubt == nil:
+			ambiguous, err = false, l.guardError(t, resp)
+		case terr == nil:
+			rev, ambiguous, err = l.settle(t, seq, resp, doubt)
+		default:
+			err, retry = commitError(terr)
+			ambiguous = retry
+			if doubt != nil && !retry {
+				// A refusal of this attempt says nothing of an earlier one.
+				ambiguous, err = true, fmt.Errorf("%w: %w; sent again: %w", ErrAmbiguous, doubt, err)
+			}
+		}
+		if err == nil && doubt != nil {
+			l.log.Info("a commit sent again after an attempt of unknown outcome committed", "attempts", attempt, "revision", rev, "first_error", doubt)
+		}
+		next := start.Add(commitRetryPause)
+		if next.Before(time.Now()) {
+			next = time.Now()
+		}
+		if !retry || l.ctx.Err() != nil || deadline.Sub(next) < commitRetryPause {
+			if ambiguous && attempt > 1 {
+				err = fmt.Errorf("%w (%d attempts in %s)", err, attempt, l.cfg.RequestTimeout)
+			}
+			return rev, ambiguous, err
+		}
+		if doubt == nil {
+			doubt = terr
+		}
+		select {
+		case <-time.After(time.Until(next)):
+		case <-l.ctx.Done():
+			return rev, ambiguous, err
+		}
+	}
+}
+
+// settle explains a commit attempt whose guard failed after an earlier
+// attempt's outcome was unknown (doubt), from the Else reads of the election
+// key and head. Head holding this batch's value means an earlier attempt
+// committed, at head's mod revision. Head unmoved since the term's last
+// commit and the election key gone mean none did, nor ever can (each is
+// fenced by the key). Head moved by another writer leaves it unknown
+// whether an earlier attempt committed before.
+func (l *Log) settle(t *term, seq uint64, resp *clientv3.TxnResponse, doubt error) (rev int64, ambiguous bool, err error) {
+	headKvs := resp.Responses[1].GetResponseRange().GetKvs()
+	if len(headKvs) > 0 && string(headKvs[0].Value) == headValue(t.lease, seq) {
+		return headKvs[0].ModRevision, false, nil
+	}
+	keyKvs := resp.Responses[0].GetResponseRange().GetKvs()
+	if len(headKvs) > 0 && headKvs[0].ModRevision == t.head && (len(keyKvs) == 0 || keyKvs[0].CreateRevision != t.rev) {
+		return 0, false, l.guardError(t, resp)
+	}
+	return 0, true, fmt.Errorf("%w: %w; sent again: %w", ErrAmbiguous, doubt, l.guardError(t, resp))
 }
 
 // guardError explains a commit whose compares failed, from the Else reads

@@ -44,9 +44,10 @@ type Config struct {
 	Logger *slog.Logger
 	// DialTimeout bounds connecting to etcd. Default DefaultDialTimeout.
 	DialTimeout time.Duration
-	// RequestTimeout bounds each request to etcd, commits included: a
-	// commit that takes longer fails with ErrAmbiguous. Default
-	// DefaultRequestTimeout.
+	// RequestTimeout bounds each request to etcd, commits included. A
+	// commit is sent in attempts of at most a second each within it, to
+	// another member when one does not answer, and fails with ErrAmbiguous
+	// when none told its outcome within it. Default DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// CommitLinger is how long the committer waits at most, once a commit
 	// finished with fewer entries queued than were outstanding, for the

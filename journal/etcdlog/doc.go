@@ -40,4 +40,11 @@
 //
 // Every replica, the leader too, follows the log through one watch on the
 // groups and head keys and applies each revision as one journal.Batch.
+//
+// One etcd member that hangs stops no write for longer than about two
+// seconds: with several endpoints, each member is probed twice a second and
+// the client's connections to one that does not answer are closed (see
+// memberProbeInterval), a commit that gets no answer is sent again (see
+// commitAttempt), and the election lease is renewed by the Log itself,
+// request by request (see session).
 package etcdlog

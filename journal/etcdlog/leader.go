@@ -97,10 +97,10 @@ func (l *Log) Campaign(ctx context.Context) error {
 	// election key would carry, is gone.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(s.Ctx(), func() { cancel(ErrSessionLost) })
+	stop := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
 	defer stop()
 
-	e := concurrency.NewElection(s, l.keys.election)
+	e := concurrency.NewElection(s.Session, l.keys.election)
 	if err := e.Campaign(ctx, l.cfg.AdvertiseURL); err != nil {
 		return fmt.Errorf("campaign for leadership: %w", noSpace(contextCause(ctx, err)))
 	}
@@ -135,10 +135,10 @@ func (l *Log) Campaign(ctx context.Context) error {
 		return ErrClosed
 	}
 	t := &term{key: e.Key(), rev: e.Rev(), lease: s.Lease(), seq: seq, head: resp.Header.Revision, done: make(chan struct{})}
-	t.stopWatch = context.AfterFunc(s.Ctx(), func() {
+	t.stopWatch = context.AfterFunc(s.ctx, func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.endTerm(t, ErrSessionLost)
+		l.endTerm(t, context.Cause(s.ctx))
 	})
 	l.term = t
 	l.stats.Terms++
@@ -156,32 +156,28 @@ func (l *Log) Campaign(ctx context.Context) error {
 // liveSession returns the election session, making a new one when there
 // is none or the last was lost. The lease is granted with ctx, so that an
 // unreachable etcd does not hold Campaign beyond it.
-func (l *Log) liveSession(ctx context.Context) (*concurrency.Session, error) {
+func (l *Log) liveSession(ctx context.Context) (*session, error) {
 	l.mu.Lock()
 	s := l.session
 	l.mu.Unlock()
-	if s != nil && s.Ctx().Err() == nil {
+	if s != nil && !s.lost() {
 		return s, nil
 	}
-	gctx, cancel := context.WithTimeout(ctx, l.cfg.RequestTimeout)
-	lease, err := l.client.Grant(gctx, l.cfg.leaseSeconds())
-	cancel()
+	s, err := l.newSession(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("grant the election lease: %w", err)
-	}
-	s, err = concurrency.NewSession(l.client, concurrency.WithLease(lease.ID),
-		concurrency.WithTTL(int(l.cfg.leaseSeconds())), concurrency.WithContext(l.ctx))
-	if err != nil {
-		return nil, fmt.Errorf("keep the election lease alive: %w", err)
+		return nil, err
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		s.Orphan()
+	closed := l.closed
+	if !closed {
+		l.session = s
+		l.leases[s.Lease()] = struct{}{}
+	}
+	l.mu.Unlock()
+	if closed {
+		s.stop(ErrClosed)
 		return nil, ErrClosed
 	}
-	l.session = s
-	l.leases[s.Lease()] = struct{}{}
 	return s, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/pushgate/pushgate/journal"
 )
@@ -36,6 +37,7 @@ type Log struct {
 	ctx           context.Context // cancelled by Close, after the committer stopped
 	cancel        context.CancelFunc
 	committerDone chan struct{}
+	probesDone    chan struct{} // closed when probeMembers returned
 	closeOnce     sync.Once
 	closeErr      error
 	notLeading    chan struct{} // closed; TermDone's answer outside a term
@@ -49,7 +51,7 @@ type Log struct {
 	closed   bool
 	queue    []*entry // Appends not yet taken by the committer
 	term     *term    // the current term, or the last one (ended)
-	session  *concurrency.Session
+	session  *session
 	election *concurrency.Election // of the last term, to resign
 	// leases holds every lease this Log campaigned with, and ambiguous
 	// the sequence numbers of its batches whose outcome it did not learn:
@@ -102,6 +104,16 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	}
 	// The client lives until Close, not as long as the ctx of Open.
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var (
+		tracker *connTracker
+		dialer  []grpc.DialOption
+	)
+	if len(cfg.Endpoints) > 1 {
+		// The connections are tracked, so that probeMembers can close
+		// those to a hung member.
+		tracker = newConnTracker()
+		dialer = append(dialer, grpc.WithContextDialer(tracker.dial))
+	}
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		TLS:         cfg.TLS,
@@ -114,6 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		DialKeepAliveTimeout: cfg.RequestTimeout,
 		Logger:               zap.New(slogCore{h: cfg.Logger.Handler().WithAttrs([]slog.Attr{slog.String("component", "etcd-client")})}),
 		Context:              lctx,
+		DialOptions:          dialer,
 	})
 	if err != nil {
 		cancel()
@@ -127,14 +140,24 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		ctx:           lctx,
 		cancel:        cancel,
 		committerDone: make(chan struct{}),
+		probesDone:    make(chan struct{}),
 		notLeading:    make(chan struct{}),
 		leases:        make(map[clientv3.LeaseID]struct{}),
 		ambiguous:     make(map[uint64]struct{}),
 	}
 	close(l.notLeading)
 	l.wake = sync.NewCond(&l.mu)
+	if tracker != nil {
+		go func() {
+			defer close(l.probesDone)
+			l.probeMembers(lctx, tracker)
+		}()
+	} else {
+		close(l.probesDone)
+	}
 	if err := l.checkMeta(ctx); err != nil {
 		cancel()
+		<-l.probesDone
 		return nil, errors.Join(fmt.Errorf("etcd log at %s: %w", cfg.Prefix, err), client.Close())
 	}
 	go l.commitLoop()
@@ -159,15 +182,17 @@ func (l *Log) Close() error {
 		var errs []error
 		switch {
 		case s == nil:
-		case s.Ctx().Err() != nil:
-			s.Orphan() // lost: its lease is gone or going
+		case s.lost():
+			s.stop(ErrClosed) // its lease is gone or going
 		default:
+			s.stop(ErrClosed)
 			// Revoking deletes the election key; it is bounded by the TTL.
-			if err := s.Close(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			if err := l.revoke(s); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 				errs = append(errs, fmt.Errorf("revoke the election lease: %w", err))
 			}
 		}
 		l.cancel()
+		<-l.probesDone
 		if err := l.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
 			errs = append(errs, fmt.Errorf("close the etcd client: %w", err))
 		}
