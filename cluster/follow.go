@@ -103,6 +103,9 @@ func (r *Replica) watchReadiness(ctx context.Context, st *store.Store, gen uint6
 					if r.probe(ctx, st) {
 						confirmed = now
 					}
+					// A slow probe (a member that hangs) is not a pause
+					// of this process.
+					last = time.Now()
 				}
 				if time.Since(confirmed) > r.cfg.StaleAfter {
 					why = fmt.Sprintf("not confirmed current for %s", r.cfg.StaleAfter)
