@@ -388,30 +388,7 @@ func errHelpNotUTF8(name string) error {
 // it, but as a push that parsed, which records a failure time). Exemplars
 // come only in protobuf bodies; a metric without any costs two nil checks.
 func checkExemplarsUTF8(m *dto.Metric) error {
-	if c := m.Counter; c != nil && c.Exemplar != nil {
-		if err := exemplarLabelsUTF8(c.Exemplar); err != nil {
-			return fmt.Errorf("counter exemplar: %w", err)
-		}
-	}
-	h := m.Histogram
-	if h == nil {
-		return nil
-	}
-	for _, b := range h.Bucket {
-		if b.Exemplar != nil {
-			if err := exemplarLabelsUTF8(b.Exemplar); err != nil {
-				return fmt.Errorf("exemplar of bucket le=%g: %w", b.GetUpperBound(), err)
-			}
-		}
-	}
-	for _, e := range h.Exemplars {
-		if e != nil {
-			if err := exemplarLabelsUTF8(e); err != nil {
-				return fmt.Errorf("native histogram exemplar: %w", err)
-			}
-		}
-	}
-	return nil
+	return eachExemplar(m, exemplarLabelsUTF8)
 }
 
 // exemplarLabelsUTF8 reports the first label name or value of e that is not

@@ -22,8 +22,15 @@ const ExemplarMaxRunes = 128
 // under escaping=underscores). A metric without exemplars costs two nil
 // checks.
 func CheckExemplars(m *dto.Metric) error {
+	return eachExemplar(m, checkExemplar)
+}
+
+// eachExemplar calls check for every exemplar of m (a counter's, a classic
+// histogram's buckets', a native histogram's) and returns the first error,
+// saying which exemplar it was.
+func eachExemplar(m *dto.Metric, check func(*dto.Exemplar) error) error {
 	if c := m.Counter; c != nil && c.Exemplar != nil {
-		if err := checkExemplar(c.Exemplar); err != nil {
+		if err := check(c.Exemplar); err != nil {
 			return fmt.Errorf("counter exemplar: %w", err)
 		}
 	}
@@ -33,14 +40,14 @@ func CheckExemplars(m *dto.Metric) error {
 	}
 	for _, b := range h.Bucket {
 		if b.Exemplar != nil {
-			if err := checkExemplar(b.Exemplar); err != nil {
+			if err := check(b.Exemplar); err != nil {
 				return fmt.Errorf("exemplar of bucket le=%g: %w", b.GetUpperBound(), err)
 			}
 		}
 	}
 	for _, e := range h.Exemplars {
 		if e != nil {
-			if err := checkExemplar(e); err != nil {
+			if err := check(e); err != nil {
 				return fmt.Errorf("native histogram exemplar: %w", err)
 			}
 		}
