@@ -14,11 +14,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/bench/payload"
-	pgcluster "github.com/pushgate/pushgate/cluster"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
-	"github.com/pushgate/pushgate/journal/etcdlog"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -68,37 +66,6 @@ func etcdValue(v []byte) string {
 	return string(s2.Encode(nil, v))
 }
 
-// startClusterReplica runs a cluster replica on prefix, as cmd/pushgate
-// does, until the test ends, and waits until it is ready.
-func startClusterReplica(t *testing.T, endpoints []string, prefix string) *pgcluster.Replica {
-	t.Helper()
-	url := fmt.Sprintf("http://replica-%d.conflict.test", prefixes.Add(1))
-	l := openLog(t, endpoints, prefix, func(cfg *etcdlog.Config) {
-		cfg.AdvertiseURL = url
-		cfg.Meta = linMeta
-	})
-	logger := testLogger(t)
-	r := pgcluster.New(pgcluster.Config{
-		Log:          l,
-		NewStore:     func() *store.Store { return store.New(store.Options{MaxBatchOps: 127, Logger: logger}) },
-		AdvertiseURL: url,
-		Logger:       logger,
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = r.Run(ctx)
-	}()
-	// Registered after openLog's: Run ends before the log closes.
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	eventually(t, 15*time.Second, "the replica is ready", r.Ready)
-	return r
-}
-
 // TestALogHoldingConflictingGroupsLoadsAsItIsFollowed (issue 20): etcd
 // holds two groups that expose one series, written straight into it as an
 // older version could. A replica that followed the log while they were
@@ -131,7 +98,7 @@ func TestALogHoldingConflictingGroupsLoadsAsItIsFollowed(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			prefix := newPrefix()
-			followed := startClusterReplica(t, c.endpoints, prefix)
+			followed := startProductReplica(t, c.endpoints, prefix, "conflict", 15*time.Second, nil)
 			// Ordinary groups, pushed through the replica once it leads
 			// (it is the only one): the records land among them.
 			var release func()
@@ -159,7 +126,7 @@ func TestALogHoldingConflictingGroupsLoadsAsItIsFollowed(t *testing.T) {
 			eventually(t, 10*time.Second, "the replica following the log applies both records", func() bool {
 				return followed.Store().Applied() >= journal.Position(rev)
 			})
-			loaded := startClusterReplica(t, c.endpoints, prefix)
+			loaded := startProductReplica(t, c.endpoints, prefix, "conflict", 15*time.Second, nil)
 
 			stores := []struct {
 				name string

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pgcluster "github.com/pushgate/pushgate/cluster"
-	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/etcdlog"
@@ -187,7 +186,7 @@ func measureHang(t *testing.T, f hangFault, hang time.Duration) {
 
 	// Safety: every acknowledged push is in etcd.
 	fresh := store.New(store.Options{MaxBatchOps: 127})
-	fl := openLog(t, f.direct, prefix, func(cfg *etcdlog.Config) { cfg.Meta = hangMeta })
+	fl := openLog(t, f.direct, prefix, func(cfg *etcdlog.Config) { cfg.Meta = productMeta })
 	lctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	pos, err := fl.Load(lctx, fresh.Restore)
@@ -217,47 +216,15 @@ func measureHang(t *testing.T, f hangFault, hang time.Duration) {
 	}
 }
 
-// hangMeta is the product's meta (cmd/pushgate's codec and a setting), so
-// that the stores write the records they write in production.
-var hangMeta = etcdlog.Meta{
-	Codec:       groupcodec.Version,
-	OldestCodec: groupcodec.OldestVersion,
-	Settings:    map[string]string{"push.enable-utf8-names": "false"},
-}
-
 // startHangReplica runs a cluster replica on prefix through endpoints, as
 // cmd/pushgate configures one (the default lease and request timeout),
 // until the test ends, and waits until it is ready.
 func startHangReplica(t *testing.T, endpoints []string, prefix string) *pgcluster.Replica {
 	t.Helper()
-	url := fmt.Sprintf("http://replica-%d.hang.test", prefixes.Add(1))
-	logger := testLogger(t).With("replica", url)
-	l := openLog(t, endpoints, prefix, func(cfg *etcdlog.Config) {
-		cfg.AdvertiseURL = url
-		cfg.Meta = hangMeta
+	return startProductReplica(t, endpoints, prefix, "hang", 20*time.Second, func(cfg *etcdlog.Config) {
 		cfg.LeaseTTL = etcdlog.DefaultLeaseTTL
 		cfg.RequestTimeout = etcdlog.DefaultRequestTimeout
-		cfg.Logger = logger
 	})
-	r := pgcluster.New(pgcluster.Config{
-		Log:          l,
-		NewStore:     func() *store.Store { return store.New(store.Options{MaxBatchOps: 127, Logger: logger}) },
-		AdvertiseURL: url,
-		Logger:       logger,
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = r.Run(ctx)
-	}()
-	// Registered after openLog's: Run ends before the log closes.
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	eventually(t, 20*time.Second, "the replica is ready", r.Ready)
-	return r
 }
 
 // hangWritable returns the store of a replica that takes writes now, and

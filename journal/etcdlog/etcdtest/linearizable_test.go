@@ -56,14 +56,6 @@ const (
 	linFamily = "lin_value"
 )
 
-// linMeta is the product's meta (cmd/pushgate's clusterCodec and a
-// setting), so that the stores write the records they write in production.
-var linMeta = etcdlog.Meta{
-	Codec:       groupcodec.Version,
-	OldestCodec: groupcodec.OldestVersion,
-	Settings:    map[string]string{"push.enable-utf8-names": "false"},
-}
-
 // linKind is what an operation does to its group.
 type linKind int
 
@@ -267,18 +259,10 @@ func (h *linHarness) startNode(slot int) *linNode {
 		cfg.LeaseTTL = 2 * time.Second
 		cfg.RequestTimeout = time.Second
 		cfg.AdvertiseURL = url
-		cfg.Meta = linMeta
+		cfg.Meta = productMeta
 	})
 	logger := testLogger(h.t)
-	r := pgcluster.New(pgcluster.Config{
-		Log: l,
-		NewStore: func() *store.Store {
-			// As cmd/pushgate builds a cluster replica's stores.
-			return store.New(store.Options{MaxBatchOps: 127, Logger: logger})
-		},
-		AdvertiseURL: url,
-		Logger:       logger,
-	})
+	r := newProductReplica(l, url, logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &linNode{id: id, slot: slot, url: url, replica: r, log: l, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go func() {
