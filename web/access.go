@@ -49,67 +49,41 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, p *access
 	return c, true
 }
 
-// guard lets fn run when there is no permission file, when open says the
-// policy leaves the request open, or when allow accepts the request's
-// credential; otherwise it answers 401 (no or a wrong credential) or 403
-// (allow's reason).
-func (h *Handler) guard(handler string, open func(*access.Policy) bool, allow func(*access.Credential) error, fn http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		p := h.policy()
-		if p == nil || open(p) {
-			fn(w, r)
-			return
-		}
-		c, ok := h.authenticate(w, r, p, handler)
-		if !ok {
-			return
-		}
-		if err := allow(c); err != nil {
-			h.fail(w, handler, "forbidden", http.StatusForbidden, err)
-			return
-		}
-		fn(w, r)
+// permit reports whether the request may use rt; otherwise it answered 401
+// (no or a wrong credential) or 403 (a credential without the permission).
+// path is the route's path: for a push, the escaped grouping path, whose
+// group the credential must be allowed to write. A grouping path that does
+// not parse is left to the push handler, which answers 400 for it.
+func (h *Handler) permit(w http.ResponseWriter, r *http.Request, rt *route, path string) bool {
+	p := h.policy()
+	if p == nil || rt.permission == openToAll || rt.permission == readers && !p.ReadRequiresAuth() {
+		return true
 	}
-}
-
-// neverOpen is guard's open for requests that always need a credential
-// under a permission file.
-func neverOpen(*access.Policy) bool { return false }
-
-// requirePush lets fn run only when the request's credential may write to
-// the group named by rest (the escaped grouping path). A path that does not
-// parse is left to fn, which answers 400 for it.
-func (h *Handler) requirePush(handler, rest string, fn http.HandlerFunc) http.HandlerFunc {
-	return h.guard(handler, neverOpen, func(c *access.Credential) error {
-		// Parsing the path twice (here and in fn) costs ~1 µs; it keeps
-		// the push handler unaware of permissions.
-		labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
-		if err == nil && !c.MayPush(labels) {
-			return fmt.Errorf("credential %q may not write to group %s", c.Name(), groupkey.New(labels))
-		}
-		return nil
-	}, fn)
-}
-
-// requireRead lets fn run only when reading is open or the request's
-// credential may read.
-func (h *Handler) requireRead(handler string, fn http.HandlerFunc) http.HandlerFunc {
-	open := func(p *access.Policy) bool { return !p.ReadRequiresAuth() }
-	return h.guard(handler, open, func(c *access.Credential) error {
+	c, ok := h.authenticate(w, r, p, rt.name)
+	if !ok {
+		return false
+	}
+	var err error
+	switch rt.permission {
+	case readers:
 		if !c.MayRead() {
-			return fmt.Errorf("credential %q may not read", c.Name())
+			err = fmt.Errorf("credential %q may not read", c.Name())
 		}
-		return nil
-	}, fn)
-}
-
-// requireAdmin lets fn run only when there is no permission file or the
-// request's credential is an admin.
-func (h *Handler) requireAdmin(handler string, fn http.HandlerFunc) http.HandlerFunc {
-	return h.guard(handler, neverOpen, func(c *access.Credential) error {
+	case pushers:
+		// Parsing the path twice (here and in the push handler) costs
+		// ~1 µs; it keeps the push handler unaware of permissions.
+		labels, perr := ParseGroupingPath(path, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
+		if perr == nil && !c.MayPush(labels) {
+			err = fmt.Errorf("credential %q may not write to group %s", c.Name(), groupkey.New(labels))
+		}
+	case admins:
 		if !c.IsAdmin() {
-			return fmt.Errorf("credential %q is not an admin", c.Name())
+			err = fmt.Errorf("credential %q is not an admin", c.Name())
 		}
-		return nil
-	}, fn)
+	}
+	if err != nil {
+		h.fail(w, rt.name, "forbidden", http.StatusForbidden, err)
+		return false
+	}
+	return true
 }

@@ -452,31 +452,13 @@ func (f *forwarder) answer(w http.ResponseWriter, r *http.Request, handler, lead
 	_, _ = w.Write(body)
 }
 
-// writeHandler names the write r is (as pushgate_rejected_requests_total
-// labels it), or returns "" for a request that changes nothing.
+// writeHandler names the write r is (its route's name, as
+// pushgate_rejected_requests_total labels it), or returns "" for a request
+// that changes nothing.
 func (h *Handler) writeHandler(r *http.Request) string {
-	path, escaped := r.URL.Path, r.URL.EscapedPath()
-	if p := h.opts.RoutePrefix; p != "" {
-		if !strings.HasPrefix(path, p+"/") || !strings.HasPrefix(escaped, p+"/") {
-			return ""
-		}
-		path, escaped = path[len(p):], escaped[len(p):]
-	}
-	if _, ok := cutPushPath(escaped); ok {
-		switch r.Method {
-		case http.MethodPut, http.MethodPost:
-			return "push"
-		case http.MethodDelete:
-			return "delete"
-		}
-		return ""
-	}
-	switch {
-	case !h.opts.EnableAdminAPI:
-	case path == "/api/v1/admin/wipe" && r.Method == http.MethodPut:
-		return "wipe"
-	case path == "/api/v1/admin/groups" && r.Method == http.MethodDelete:
-		return "api/v1/admin/groups"
+	rows, _, _ := h.find(r)
+	if rt := forMethod(rows, r.Method); rt != nil && rt.write {
+		return rt.name
 	}
 	return ""
 }

@@ -131,14 +131,12 @@ func approximateRequestSize(r *http.Request) int {
 	return s
 }
 
-// instrument wraps a handler so that its responses are counted by code,
-// handler and method.
-func (h *Handler) instrument(name string, fn http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-		fn(rec, r)
-		h.metrics.requests.WithLabelValues(codeLabel(rec.code), name, methodLabel(r.Method)).Inc()
-	}
+// count serves a request through serve, counting its response by code,
+// handler (name) and method.
+func (h *Handler) count(name string, w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter)) {
+	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+	serve(rec)
+	h.metrics.requests.WithLabelValues(codeLabel(rec.code), name, methodLabel(r.Method)).Inc()
 }
 
 // codeLabel returns code as a label value, without allocating for the

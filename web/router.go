@@ -38,195 +38,100 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 		return nil, fmt.Errorf("load web UI: %w", err)
 	}
 	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, scrapes: scrape.NewWriter(), ownFamilies: OwnFamilies()}
+	h.routes = newRouteTable(h)
 	return h, nil
 }
 
-// ServeHTTP routes a request. Routing is a fixed table matched by hand: the
-// push routes need the still-escaped path (so that %2F stays inside a label
-// value), and no route redirects, so a PUT is never turned into a GET.
+// ServeHTTP routes a request by the route table (routes.go). Routing is
+// matched by hand: the push routes need the still-escaped path (so that %2F
+// stays inside a label value), and no route redirects, so a PUT is never
+// turned into a GET.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
-	escaped := r.URL.EscapedPath()
-	if p := h.opts.RoutePrefix; p != "" {
-		if path == p {
-			http.Redirect(w, r, p+"/", http.StatusMovedPermanently)
-			return
-		}
-		if !strings.HasPrefix(path, p+"/") || !strings.HasPrefix(escaped, p+"/") {
-			http.NotFound(w, r)
-			return
-		}
-		path = path[len(p):]
-		escaped = escaped[len(p):]
+	if p := h.opts.RoutePrefix; p != "" && r.URL.Path == p {
+		http.Redirect(w, r, p+"/", http.StatusMovedPermanently)
+		return
 	}
-	if !h.opts.Ready() && path != "/-/healthy" && path != "/-/ready" {
+	rows, path, ok := h.find(r)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	h.serve(w, r, rows, path)
+}
+
+// find strips the route prefix from r's path and returns the rows of the
+// pattern the rest matches (nil: none) and the path their handler is given;
+// ok is false for a path outside the prefix.
+func (h *Handler) find(r *http.Request) (rows []route, path string, ok bool) {
+	path, escaped := r.URL.Path, r.URL.EscapedPath()
+	if p := h.opts.RoutePrefix; p != "" {
+		if !underPrefix(path, p) || !underPrefix(escaped, p) {
+			return nil, "", false
+		}
+		path, escaped = path[len(p):], escaped[len(p):]
+	}
+	rows, path = h.routes.lookup(path, escaped)
+	return rows, path, true
+}
+
+// underPrefix reports whether path lies under the route prefix p.
+func underPrefix(path, p string) bool {
+	return strings.HasPrefix(path, p) && strings.HasPrefix(path[len(p):], "/")
+}
+
+// serve answers a request whose path matched rows (nil: no route).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rows []route, path string) {
+	rt := forMethod(rows, r.Method)
+	if !h.opts.Ready() {
 		// One gate before any route, so that no route can forget it: a
 		// store still being loaded is never served, not even in part, and
 		// takes no change.
-		h.fail(w, loadingHandler(path, escaped, r.Method, h.opts.TelemetryPath), "loading", http.StatusServiceUnavailable, errLoading)
-		return
-	}
-
-	if rest, ok := cutPushPath(escaped); ok {
-		reserveStack()
-		h.routePush(w, r, rest)
-		return
-	}
-	switch {
-	case path == h.opts.TelemetryPath:
-		scrape := h.requireRead("", h.scrape)
-		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodGet: scrape, http.MethodHead: scrape})
-	case path == "/-/healthy":
-		h.route(w, r, "healthy", map[string]http.HandlerFunc{http.MethodGet: h.healthy, http.MethodHead: h.healthy})
-	case path == "/-/ready":
-		h.route(w, r, "ready", map[string]http.HandlerFunc{http.MethodGet: h.ready, http.MethodHead: h.ready})
-	case path == "/-/quit":
-		quit := h.requireAdmin("quit", h.quit)
-		h.route(w, r, "", map[string]http.HandlerFunc{http.MethodPut: quit, http.MethodPost: quit, http.MethodGet: h.quitGet})
-	case path == "/-/reload" && h.opts.EnableLifecycle:
-		reload := h.requireAdmin("reload", h.reload)
-		h.route(w, r, "reload", map[string]http.HandlerFunc{http.MethodPut: reload, http.MethodPost: reload})
-	case strings.HasPrefix(path, "/api/v1/"):
-		h.routeAPI(w, r, path)
-	case path == "/":
-		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("status", h.uiIndex)})
-	case path == "/group":
-		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("status", h.uiGroup)})
-	case path == "/status":
-		h.route(w, r, "status", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("status", h.uiStatus)})
-	case strings.HasPrefix(path, "/static/"):
-		h.route(w, r, "static", map[string]http.HandlerFunc{http.MethodGet: h.requireRead("static", h.uiStatic)})
-	case h.opts.EnablePprof && strings.HasPrefix(path, "/debug/pprof/"):
-		h.requireAdmin("pprof", func(w http.ResponseWriter, r *http.Request) { h.pprof(w, r, path) })(w, r)
-	default:
-		http.NotFound(w, r)
-	}
-}
-
-// routePush routes a request for a grouping path (rest, still escaped),
-// building only the handler its method needs: building all three, with
-// their permission closures, was 9 of a push's allocations.
-func (h *Handler) routePush(w http.ResponseWriter, r *http.Request, rest string) {
-	var fn http.HandlerFunc
-	name := "push"
-	switch r.Method {
-	case http.MethodPut:
-		fn = h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Replace) })
-	case http.MethodPost:
-		fn = h.requirePush("push", rest, func(w http.ResponseWriter, r *http.Request) { h.push(w, r, rest, store.Merge) })
-	case http.MethodDelete:
-		// Counted as handler="delete", as the reference counts it.
-		name = "delete"
-		fn = h.requirePush("delete", rest, func(w http.ResponseWriter, r *http.Request) { h.delete(w, r, rest) })
-	default:
-		// Not a push method: route answers 405 (or OPTIONS) with the
-		// methods that are.
-		h.route(w, r, "push", map[string]http.HandlerFunc{http.MethodPut: nil, http.MethodPost: nil, http.MethodDelete: nil})
-		return
-	}
-	h.route(w, r, name, map[string]http.HandlerFunc{r.Method: fn})
-}
-
-// routeAPI routes /api/v1/*; every API response carries the CORS headers.
-func (h *Handler) routeAPI(w http.ResponseWriter, r *http.Request, path string) {
-	var methods map[string]http.HandlerFunc
-	name := strings.TrimPrefix(path, "/")
-	switch path {
-	case "/api/v1/status":
-		methods = map[string]http.HandlerFunc{http.MethodGet: h.requireRead(name, h.apiStatus)}
-	case "/api/v1/metrics":
-		methods = map[string]http.HandlerFunc{http.MethodGet: h.requireRead(name, h.apiMetrics)}
-	case "/api/v1/admin/wipe":
-		if !h.opts.EnableAdminAPI {
-			http.NotFound(w, r)
+		gate := "other"
+		switch {
+		case rt != nil:
+			gate = rt.loading
+		case rows != nil:
+			gate = rows[0].loading
+		}
+		if gate != "" {
+			h.fail(w, gate, "loading", http.StatusServiceUnavailable, errLoading)
 			return
 		}
-		name = "wipe"
-		methods = map[string]http.HandlerFunc{http.MethodPut: h.requireAdmin(name, h.apiWipe)}
-	case "/api/v1/admin/groups":
-		if !h.opts.EnableAdminAPI {
-			http.NotFound(w, r)
-			return
-		}
-		name = "api/v1/admin/groups"
-		adminGroups := h.requireAdmin(name, h.apiAdminGroups)
-		methods = map[string]http.HandlerFunc{http.MethodGet: adminGroups, http.MethodDelete: adminGroups}
-	default:
+	}
+	if rows == nil {
 		http.NotFound(w, r)
 		return
 	}
-	if r.Method == http.MethodOptions {
-		h.instrument("api/v1/options", h.apiOptions)(w, r)
-		return
+	if rows[0].api {
+		if r.Method == http.MethodOptions {
+			h.count("api/v1/options", w, r, func(w http.ResponseWriter) { h.apiOptions(w, r) })
+			return
+		}
+		setAPIHeaders(w)
 	}
-	setAPIHeaders(w)
-	h.route(w, r, name, methods)
-}
-
-// route dispatches on the method. OPTIONS answers 200 with Allow; an unknown
-// method answers 405 with Allow. name labels the request in the gateway's own
-// metrics ("" leaves it uncounted, as the reference does for scrapes).
-func (h *Handler) route(w http.ResponseWriter, r *http.Request, name string, methods map[string]http.HandlerFunc) {
-	fn, ok := methods[r.Method]
-	if !ok {
-		allow := allowHeader(methods)
+	if rt == nil {
+		// OPTIONS answers 200 with Allow; another method 405 with Allow.
+		allow := allowHeader(rows)
 		w.Header().Set("Allow", allow)
 		if r.Method == http.MethodOptions {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		h.metrics.reject(name, "method")
+		h.metrics.reject(rows[0].name, "method")
 		http.Error(w, fmt.Sprintf("method %s not allowed; allowed: %s", r.Method, allow), http.StatusMethodNotAllowed)
 		return
 	}
-	if name == "" {
-		fn(w, r)
+	if !rt.counted {
+		if h.permit(w, r, rt, path) {
+			rt.serve(w, r, path)
+		}
 		return
 	}
-	h.instrument(name, fn)(w, r)
-}
-
-// loadingHandler names the handler a request refused while loading is
-// counted under in pushgate_rejected_requests_total, from a fixed set so that
-// random paths cannot add label values.
-func loadingHandler(path, escaped, method, telemetryPath string) string {
-	switch _, push := cutPushPath(escaped); {
-	case push && method == http.MethodDelete:
-		return "delete"
-	case push:
-		return "push"
-	case path == telemetryPath:
-		return "metrics"
-	case strings.HasPrefix(path, "/api/v1/"):
-		return "api"
-	default:
-		return "other"
-	}
-}
-
-// allowHeader lists the methods in a stable order, OPTIONS included.
-func allowHeader(methods map[string]http.HandlerFunc) string {
-	var out []string
-	for _, m := range []string{http.MethodDelete, http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut} {
-		if _, ok := methods[m]; ok {
-			out = append(out, m)
+	h.count(rt.name, w, r, func(w http.ResponseWriter) {
+		if h.permit(w, r, rt, path) {
+			rt.serve(w, r, path)
 		}
-	}
-	out = append(out, http.MethodOptions)
-	return strings.Join(out, ", ")
-}
-
-// cutPushPath returns the grouping part of a push path ("job/…" after
-// "/metrics/"), in its escaped form.
-func cutPushPath(escaped string) (string, bool) {
-	rest, ok := strings.CutPrefix(escaped, "/metrics/")
-	if !ok {
-		return "", false
-	}
-	if strings.HasPrefix(rest, "job/") || strings.HasPrefix(rest, "job@base64/") {
-		return rest, true
-	}
-	return "", false
+	})
 }
 
 // pprof serves the runtime profiles when --web.enable-pprof is set.

@@ -113,6 +113,8 @@ type Handler struct {
 	// gather where missing (see withEmptyOwnFamilies).
 	ownFamilies []*dto.MetricFamily
 	rejects     rejectLog
+	// routes is the route table (routes.go), built from opts.
+	routes routeTable
 }
 
 // store returns the store this request works on (Options.CurrentStore).
