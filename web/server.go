@@ -57,8 +57,8 @@ type Options struct {
 	Build BuildInfo
 	// StartTime is when the process started.
 	StartTime time.Time
-	// Storage reports the persistence state for the UI's status page; nil
-	// when memory-only.
+	// Storage reports the storage backend's state for the UI's status
+	// page; nil, or a nil answer, when memory-only.
 	Storage func() StorageStatus
 	// Quit is called by /-/quit (when enabled) to begin a graceful shutdown.
 	Quit func()
@@ -73,30 +73,40 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// StorageStatus is the persistence state shown on the status page.
-type StorageStatus struct {
-	// Backend names where changes are made durable: "file" (the journal
-	// at Path) or "etcd" (cluster mode).
-	Backend string
-	// The file journal.
+// StorageStatus is the state of the storage backend shown on the status
+// page: a JournalStatus or a ClusterStatus.
+type StorageStatus interface {
+	storageStatus()
+}
+
+// JournalStatus is the state of the file journal (--persistence.file).
+type JournalStatus struct {
 	Path           string
 	FileBytes      int64
 	LiveBytes      int64
 	LastCompaction time.Time
 	Compactions    uint64
 	Syncs          uint64
-	// The cluster: its etcd endpoints, the leader's URL, whether this
-	// replica leads, whether its store is current, the log positions its
-	// store applied and the log committed (as last read), and how many
-	// times it rebuilt its store.
+	// Err is the journal's last error (nil: none).
+	Err error
+}
+
+// ClusterStatus is the state of a cluster replica: its etcd endpoints, the
+// leader's URL, whether this replica leads, whether its store is current,
+// the log positions its store applied and the log committed (as last
+// read), and how many times it rebuilt its store.
+type ClusterStatus struct {
 	Endpoints          []string
 	Leader             string
 	Leading, Ready     bool
 	Applied, Committed uint64
 	Rebuilds           uint64
-	// Err is the backend's last error (nil: none).
+	// Err is the replica's or the log's last error (nil: none).
 	Err error
 }
+
+func (JournalStatus) storageStatus() {}
+func (ClusterStatus) storageStatus() {}
 
 // Handler is pushgate's HTTP handler.
 type Handler struct {

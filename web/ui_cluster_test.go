@@ -10,9 +10,9 @@ import (
 func TestUIStatusShowsTheClusterStateOfAReplica(t *testing.T) {
 	h, _ := apiTestHandler(t, func(o *Options) {
 		o.Storage = func() StorageStatus {
-			return StorageStatus{
-				Backend: "etcd", Endpoints: []string{"http://127.0.0.1:2379", "http://127.0.0.1:22379"},
-				Leader: "http://10.0.0.2:9091", Ready: true, Applied: 1200, Committed: 1234, Rebuilds: 2,
+			return ClusterStatus{
+				Endpoints: []string{"http://127.0.0.1:2379", "http://127.0.0.1:22379"},
+				Leader:    "http://10.0.0.2:9091", Ready: true, Applied: 1200, Committed: 1234, Rebuilds: 2,
 				Err: errors.New("etcd session lost"),
 			}
 		}

@@ -23,26 +23,33 @@ type statusPage struct {
 	Build     []stringPair
 	Flags     []stringPair
 	Stats     store.Stats
-	Storage   *storageView
+	// Journal or Cluster is the storage backend's state; neither when
+	// memory-only.
+	Journal *journalView
+	Cluster *clusterView
 }
 
-// storageView is the persistence state, formatted.
-type storageView struct {
-	Backend        string
+// journalView is the file journal's state, formatted.
+type journalView struct {
 	Path           string
 	FileSize       string
 	LiveSize       string
 	LastCompaction string
 	Compactions    uint64
 	Syncs          uint64
-	Endpoints      string
-	Leader         string
-	Role           string
-	Applied        uint64
-	Committed      uint64
-	Lag            uint64
-	Rebuilds       uint64
 	Error          string
+}
+
+// clusterView is a cluster replica's state, formatted.
+type clusterView struct {
+	Endpoints string
+	Leader    string
+	Role      string
+	Applied   uint64
+	Committed uint64
+	Lag       uint64
+	Rebuilds  uint64
+	Error     string
 }
 
 // uiStatus serves the status page: build information, start time, flags,
@@ -61,36 +68,47 @@ func (h *Handler) uiStatus(w http.ResponseWriter, r *http.Request) {
 		page.Flags = append(page.Flags, stringPair{k, h.opts.Flags[k]})
 	}
 	if h.opts.Storage != nil {
-		st := h.opts.Storage()
-		sv := &storageView{
-			Backend:        st.Backend,
-			Path:           st.Path,
-			FileSize:       formatBytes(st.FileBytes),
-			LiveSize:       formatBytes(st.LiveBytes),
-			LastCompaction: formatTime(st.LastCompaction),
-			Compactions:    st.Compactions,
-			Syncs:          st.Syncs,
-			Endpoints:      strings.Join(st.Endpoints, ", "),
-			Leader:         st.Leader,
-			Applied:        st.Applied,
-			Committed:      max(st.Committed, st.Applied),
-			Rebuilds:       st.Rebuilds,
+		switch st := h.opts.Storage().(type) {
+		case JournalStatus:
+			page.Journal = &journalView{
+				Path:           st.Path,
+				FileSize:       formatBytes(st.FileBytes),
+				LiveSize:       formatBytes(st.LiveBytes),
+				LastCompaction: formatTime(st.LastCompaction),
+				Compactions:    st.Compactions,
+				Syncs:          st.Syncs,
+				Error:          errorText(st.Err),
+			}
+		case ClusterStatus:
+			cv := &clusterView{
+				Endpoints: strings.Join(st.Endpoints, ", "),
+				Leader:    st.Leader,
+				Applied:   st.Applied,
+				Committed: max(st.Committed, st.Applied),
+				Rebuilds:  st.Rebuilds,
+				Error:     errorText(st.Err),
+			}
+			cv.Lag = cv.Committed - cv.Applied
+			switch {
+			case st.Leading:
+				cv.Role = "leader: takes writes"
+			case st.Ready:
+				cv.Role = "follower: forwards writes to the leader"
+			default:
+				cv.Role = "loading: serves nothing until current"
+			}
+			page.Cluster = cv
 		}
-		sv.Lag = sv.Committed - sv.Applied
-		switch {
-		case st.Leading:
-			sv.Role = "leader: takes writes"
-		case st.Ready:
-			sv.Role = "follower: forwards writes to the leader"
-		default:
-			sv.Role = "loading: serves nothing until current"
-		}
-		if st.Err != nil {
-			sv.Error = st.Err.Error()
-		}
-		page.Storage = sv
 	}
 	h.render(w, r, http.StatusOK, h.ui.status, page)
+}
+
+// errorText is err's text, "" for nil.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // formatBytes renders a size in bytes with a binary unit.

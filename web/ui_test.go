@@ -293,7 +293,7 @@ func TestUIGroupParamRoundTrips(t *testing.T) {
 func TestUIStatusShowsBuildFlagsAndStorage(t *testing.T) {
 	h, st := apiTestHandler(t, func(o *Options) {
 		o.Storage = func() StorageStatus {
-			return StorageStatus{Path: "/data/pushgate.journal", FileBytes: 3 << 20, LiveBytes: 1536, LastCompaction: apiT0, Compactions: 7, Syncs: 99}
+			return JournalStatus{Path: "/data/pushgate.journal", FileBytes: 3 << 20, LiveBytes: 1536, LastCompaction: apiT0, Compactions: 7, Syncs: 99}
 		}
 	})
 	apiPushText(t, st, apiT0, "a 1\nb 2\n", "job", "x")

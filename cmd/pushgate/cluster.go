@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,13 +26,15 @@ type clusterNode struct {
 	replica   *cluster.Replica
 	advertise string
 	endpoints []string
+	leaseTTL  time.Duration
+	logger    *slog.Logger
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
 
 // openCluster connects to etcd (refusing a cluster whose recorded settings
 // differ from this replica's) and returns the replica, not yet running:
-// newStore builds each store it loads. Start it with run.
+// newStore builds each store it loads. Start it with start.
 func openCluster(ctx context.Context, c *config, prefix string, newStore func() *store.Store, logger *slog.Logger) (*clusterNode, error) {
 	advertise, err := c.cluster.advertise(*c.toolkit.WebListenAddresses, webConfigFile(c))
 	if err != nil {
@@ -66,7 +69,7 @@ func openCluster(ctx context.Context, c *config, prefix string, newStore func() 
 		AdvertiseURL: advertise,
 		Logger:       logger,
 	})
-	return &clusterNode{log: log, replica: replica, advertise: advertise, endpoints: endpoints, done: make(chan struct{})}, nil
+	return &clusterNode{log: log, replica: replica, advertise: advertise, endpoints: endpoints, leaseTTL: c.cluster.leaseTTL, logger: logger, done: make(chan struct{})}, nil
 }
 
 // webConfigFile returns --web.config.file, "" when unset.
@@ -77,28 +80,35 @@ func webConfigFile(c *config) string {
 	return *c.toolkit.WebConfigFile
 }
 
-// run starts the replica's life (load, follow, campaign) in the background.
-func (n *clusterNode) run(ctx context.Context) {
-	ctx, n.cancel = context.WithCancel(ctx)
+func (n *clusterNode) current() *store.Store           { return n.replica.Store() }
+func (n *clusterNode) collector() prometheus.Collector { return newClusterCollector(n) }
+func (n *clusterNode) ready() bool                     { return n.replica.Ready() }
+
+// handler forwards the writes this replica does not take to the leader: a
+// write waits for a leader up to the election's lease and 2s more, the
+// longest a leader's death pauses writes.
+func (n *clusterNode) handler(h *web.Handler) http.Handler {
+	return h.Forward(n.replica, web.ForwardOptions{Self: n.advertise, LeaderWait: n.leaseTTL + 2*time.Second})
+}
+
+// start starts the replica's life (load, follow, campaign) in the
+// background. The replica outlives ctx: in-flight writes still need their
+// commits applied while the server drains. close stops it.
+func (n *clusterNode) start(ctx context.Context) error {
+	ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
 		defer close(n.done)
 		_ = n.replica.Run(ctx)
 	}()
-}
-
-// forwardOptions configures web's forwarding of writes to the leader: a
-// write waits for a leader up to the election's lease and 2s more, the
-// longest a leader's death pauses writes.
-func (n *clusterNode) forwardOptions(leaseTTL time.Duration) web.ForwardOptions {
-	return web.ForwardOptions{Self: n.advertise, LeaderWait: leaseTTL + 2*time.Second}
+	n.logger.Info("started as a cluster replica; ready once it holds the cluster's state", "advertise_url", n.advertise)
+	return nil
 }
 
 // status reports the replica's storage for the status page.
 func (n *clusterNode) status() web.StorageStatus {
 	rs := n.replica.Status()
 	ls := n.log.Stats()
-	s := web.StorageStatus{
-		Backend:   "etcd",
+	s := web.ClusterStatus{
 		Endpoints: n.endpoints,
 		Leading:   rs.Leading,
 		Ready:     rs.Ready,
@@ -128,15 +138,7 @@ func (n *clusterNode) close() error {
 		<-n.done
 	}
 	if err := n.log.Close(); err != nil {
-		return fmt.Errorf("close the etcd log: %w", err)
-	}
-	return nil
-}
-
-// register adds the cluster's metrics to reg.
-func (n *clusterNode) register(reg *prometheus.Registry) error {
-	if err := reg.Register(newClusterCollector(n)); err != nil {
-		return fmt.Errorf("register cluster metrics: %w", err)
+		return fmt.Errorf("leave the cluster: close the etcd log: %w", err)
 	}
 	return nil
 }

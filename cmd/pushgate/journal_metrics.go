@@ -50,14 +50,15 @@ func journalFamilies() []*dto.MetricFamily {
 	return out
 }
 
-// journalCollector exposes the journal's state as the gateway's own metrics.
+// journalCollector exposes the journal's state as the gateway's own metrics,
+// once it is loaded.
 type journalCollector struct {
-	j     *filejournal.Journal
+	p     *persistence
 	descs []*prometheus.Desc
 }
 
-func newJournalCollector(j *filejournal.Journal) *journalCollector {
-	c := &journalCollector{j: j}
+func newJournalCollector(p *persistence) *journalCollector {
+	c := &journalCollector{p: p}
 	for _, m := range journalMetrics {
 		c.descs = append(c.descs, prometheus.NewDesc(m.name, m.help, nil, nil))
 	}
@@ -71,10 +72,14 @@ func (c *journalCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect reads the journal's statistics.
+// Collect reads the journal's statistics; nothing while it loads.
 func (c *journalCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.j.Stats()
-	failed := c.j.Err() != nil
+	j := c.p.j.Load()
+	if j == nil {
+		return
+	}
+	s := j.Stats()
+	failed := j.Err() != nil
 	for i, m := range journalMetrics {
 		ch <- prometheus.MustNewConstMetric(c.descs[i], m.typ, m.value(s, failed))
 	}

@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -168,7 +167,7 @@ func routePrefix(routePrefix, externalURL string) (prefix, externalPath string, 
 // run is the whole program: it parses args, serves until a signal or a quit
 // request, and returns the exit code. prog is the program's name as invoked
 // (argv[0]'s base name), used in usage and error messages.
-func run(prog string, args []string, stdout, stderr io.Writer) int {
+func run(prog string, args []string, stdout, stderr io.Writer) (code int) {
 	setDefaultVersion()
 	c, err := parseCommandLine(prog, args, stdout, stderr)
 	if err != nil {
@@ -211,6 +210,9 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	storeOpts := store.Options{UTF8Names: c.utf8Names, Logger: logger, Limits: c.limits}
+	if c.cluster.enabled() {
+		storeOpts.MaxBatchOps = etcdMaxBatchOps
+	}
 	// reserved holds every own metric name, set below before any store
 	// built by newStore is served.
 	var reserved []*dto.MetricFamily
@@ -219,36 +221,26 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 		s.Reserve(reserved)
 		return s
 	}
-	var (
-		st      *store.Store
-		current func() *store.Store
-		node    *clusterNode
-		ready   atomic.Bool
-		isReady = ready.Load
-	)
-	if c.cluster.enabled() {
-		storeOpts.MaxBatchOps = etcdMaxBatchOps
-		node, err = openCluster(ctx, c, prefix, newStore, logger)
-		if err != nil {
-			logger.Error("cannot join the cluster", "err", err)
-			return 1
-		}
-		defer func() {
-			if err := node.close(); err != nil {
-				logger.Error("leaving the cluster", "err", err)
-			}
-		}()
-		if err := node.register(reg); err != nil {
-			logger.Error("setting up the cluster", "err", err)
-			return 1
-		}
-		current, isReady = node.replica.Store, node.replica.Ready
-		st = current()
-	} else {
-		st = newStore()
-		current = func() *store.Store { return st }
+	backend, err := openStorage(ctx, c, prefix, newStore, logger)
+	if err != nil {
+		logger.Error("cannot open the storage", "err", err)
+		return 1
 	}
-	reg.MustRegister(newStoreCollector(current))
+	defer func() {
+		// After the server's shutdown: every acknowledged change is
+		// durable once this returns.
+		if err := backend.close(); err != nil {
+			logger.Error("closing the storage", "err", err)
+			code = 1
+		}
+	}()
+	if col := backend.collector(); col != nil {
+		if err := reg.Register(col); err != nil {
+			logger.Error("registering the storage's metrics", "err", err)
+			return 1
+		}
+	}
+	reg.MustRegister(newStoreCollector(backend.current))
 	var permissions *access.PolicyFile
 	if c.permissionsFile != "" {
 		permissions, err = access.LoadPolicyFile(c.permissionsFile, reg, logger)
@@ -262,8 +254,8 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 
 	quit := make(chan struct{})
 	var quitOnce sync.Once
-	var storage *persistence
 
+	st := backend.current()
 	handler, err := web.New(st, reg, web.Options{
 		RoutePrefix:             prefix,
 		ExternalPath:            externalPath,
@@ -278,19 +270,11 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 		Flags:                   flagValues(c.app),
 		Build:                   buildInfo(),
 		StartTime:               time.Now(),
-		Storage: func() web.StorageStatus {
-			if node != nil {
-				return node.status()
-			}
-			if storage == nil || !ready.Load() {
-				return web.StorageStatus{Backend: "file", Path: c.persistenceFile}
-			}
-			return storage.status()
-		},
-		Quit:         func() { quitOnce.Do(func() { close(quit) }) },
-		Ready:        isReady,
-		CurrentStore: current,
-		Logger:       logger,
+		Storage:                 backend.status,
+		Quit:                    func() { quitOnce.Do(func() { close(quit) }) },
+		Ready:                   backend.ready,
+		CurrentStore:            backend.current,
+		Logger:                  logger,
 	})
 	if err != nil {
 		logger.Error("setting up the web handler", "err", err)
@@ -305,13 +289,9 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 	// and the cluster's too, which register only in their modes.
 	reserved = slices.Concat(builtin, web.OwnFamilies(), journalFamilies(), clusterFamilies())
 	st.Reserve(reserved)
-	var root http.Handler = handler
-	if node != nil {
-		root = handler.Forward(node.replica, node.forwardOptions(c.cluster.leaseTTL))
-	}
 
 	srv := c.server.apply(&http.Server{
-		Handler:  root,
+		Handler:  backend.handler(handler),
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	})
 	// The sockets are bound here, before serving starts, so that "ready"
@@ -325,26 +305,12 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- toolkitweb.ServeMultiple(listeners, srv, c.toolkit, logger) }()
 
-	if node != nil {
-		// The replica outlives the signal: in-flight writes still need
-		// their commits applied while the server drains. close stops it.
-		node.run(context.WithoutCancel(ctx))
-		logger.Info("started as a cluster replica; ready once it holds the cluster's state", "advertise_url", node.advertise)
-	}
-	if c.persistenceFile != "" {
-		storage, err = openPersistence(ctx, c.persistenceFile, compactInterval(c.persistenceInterval), c.forceEmpty, st, reg, logger)
-		if err != nil {
-			logger.Error("cannot open the persistence file", "err", err)
-			_ = srv.Close()
-			return 1
-		}
-	}
-	if node == nil {
-		ready.Store(true)
-		logger.Info("ready", "persistence", c.persistenceFile, "groups", st.Stats().Groups)
+	if err := backend.start(ctx); err != nil {
+		logger.Error("cannot load the stored state", "err", err)
+		_ = srv.Close()
+		return 1
 	}
 
-	code := 0
 	select {
 	case <-ctx.Done():
 		logger.Info("received a termination signal, shutting down")
@@ -362,12 +328,6 @@ func run(prog string, args []string, stdout, stderr io.Writer) int {
 		logger.Warn("HTTP server did not stop gracefully", "err", err)
 	}
 	logger.Info("HTTP server stopped")
-	if storage != nil {
-		if err := storage.close(); err != nil {
-			logger.Error("closing the persistence file", "err", err)
-			code = 1
-		}
-	}
 	return code
 }
 

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,34 +22,53 @@ import (
 	"github.com/pushgate/pushgate/web"
 )
 
-// persistence is the open journal behind --persistence.file.
+// persistence is the file journal behind --persistence.file: every
+// change is synced to it before it is acknowledged.
 type persistence struct {
-	j *filejournal.Journal
+	st         *store.Store
+	path       string
+	interval   time.Duration
+	forceEmpty bool
+	logger     *slog.Logger
+	// j is the journal, nil until start loaded it.
+	j atomic.Pointer[filejournal.Journal]
 }
 
-// openPersistence opens (or creates) the journal at path and loads it into
-// st. A reference Pushgateway file found at path is imported first: the
+// newPersistence returns the journal at path for st, not yet loaded:
+// start loads it.
+func newPersistence(path string, interval time.Duration, forceEmpty bool, st *store.Store, logger *slog.Logger) *persistence {
+	return &persistence{st: st, path: path, interval: interval, forceEmpty: forceEmpty, logger: logger}
+}
+
+func (p *persistence) current() *store.Store               { return p.st }
+func (p *persistence) collector() prometheus.Collector     { return newJournalCollector(p) }
+func (p *persistence) handler(h *web.Handler) http.Handler { return h }
+func (p *persistence) ready() bool                         { return p.j.Load() != nil }
+
+// start opens (or creates) the journal and loads it into the store. A
+// reference Pushgateway file found at the path is imported first: the
 // original is kept as <path>.reference-backup. A corrupt journal stops the
 // start with an error naming the file and offset, unless forceEmpty is set,
 // in which case the file is moved aside and the store starts empty.
-func openPersistence(ctx context.Context, path string, interval time.Duration, forceEmpty bool, st *store.Store, reg *prometheus.Registry, logger *slog.Logger) (*persistence, error) {
-	opts := filejournal.Options{Logger: logger, CompactInterval: interval}
+func (p *persistence) start(ctx context.Context) error {
+	path, st, logger := p.path, p.st, p.logger
+	opts := filejournal.Options{Logger: logger, CompactInterval: p.interval}
 	isRef, err := isReferenceFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if isRef {
 		if err := importReference(ctx, path, opts, st, logger); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	start := time.Now()
 	j, err := loadJournal(ctx, path, opts, st)
 	var corrupt *filejournal.CorruptionError
-	if errors.As(err, &corrupt) && forceEmpty {
+	if errors.As(err, &corrupt) && p.forceEmpty {
 		aside := fmt.Sprintf("%s.corrupt-%s", path, time.Now().UTC().Format("20060102T150405Z"))
 		if rerr := os.Rename(path, aside); rerr != nil {
-			return nil, fmt.Errorf("move corrupt journal aside: %w", rerr)
+			return fmt.Errorf("move corrupt journal aside: %w", rerr)
 		}
 		logger.Warn("corrupt journal moved aside; starting with an empty store", "err", err, "moved_to", aside)
 		// The journal validates the whole file before loading any record,
@@ -56,9 +77,9 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 	}
 	if err != nil {
 		if errors.As(err, &corrupt) {
-			return nil, fmt.Errorf("%w (or start with --persistence.start-empty, which moves the file aside)", err)
+			return fmt.Errorf("%w (or start with --persistence.start-empty, which moves the file aside)", err)
 		}
-		return nil, err
+		return err
 	}
 	st.SetJournal(j)
 	// Loading decodes every record and leaves its garbage behind: at
@@ -67,11 +88,9 @@ func openPersistence(ctx context.Context, path string, interval time.Duration, f
 	// memory to the system only slowly. Return it now, once.
 	debug.FreeOSMemory()
 	logger.Info("persistence file loaded", "file", path, "groups", st.Stats().Groups, "duration", time.Since(start))
-	p := &persistence{j: j}
-	if err := reg.Register(newJournalCollector(j)); err != nil {
-		return nil, fmt.Errorf("register journal metrics: %w", err)
-	}
-	return p, nil
+	p.j.Store(j)
+	logger.Info("ready", "persistence", path, "groups", st.Stats().Groups)
+	return nil
 }
 
 // loadJournal opens the journal at path and loads its records into st,
@@ -87,17 +106,31 @@ func loadJournal(ctx context.Context, path string, opts filejournal.Options, st 
 	return j, err
 }
 
-// status reports the journal's state for the UI.
+// status reports the journal's state for the status page: only its path
+// while it loads.
 func (p *persistence) status() web.StorageStatus {
-	s := p.j.Stats()
-	return web.StorageStatus{
+	j := p.j.Load()
+	if j == nil {
+		return web.JournalStatus{Path: p.path}
+	}
+	s := j.Stats()
+	return web.JournalStatus{
 		Path: s.Path, FileBytes: s.FileBytes, LiveBytes: s.LiveBytes,
-		LastCompaction: s.LastCompaction, Compactions: s.Compactions, Syncs: s.SyncCount, Err: p.j.Err(),
+		LastCompaction: s.LastCompaction, Compactions: s.Compactions, Syncs: s.SyncCount, Err: j.Err(),
 	}
 }
 
 // close flushes and closes the journal.
-func (p *persistence) close() error { return p.j.Close() }
+func (p *persistence) close() error {
+	j := p.j.Load()
+	if j == nil {
+		return nil
+	}
+	if err := j.Close(); err != nil {
+		return fmt.Errorf("close the persistence file: %w", err)
+	}
+	return nil
+}
 
 // isReferenceFile reports whether path holds a reference Pushgateway
 // persistence file (gob) rather than a pushgate journal.

@@ -21,6 +21,19 @@ import (
 	"github.com/pushgate/pushgate/store"
 )
 
+// openPersistence opens and loads the journal at path into st, its
+// metrics registered in reg, as run does with --persistence.file.
+func openPersistence(ctx context.Context, path string, interval time.Duration, forceEmpty bool, st *store.Store, reg *prometheus.Registry, logger *slog.Logger) (*persistence, error) {
+	p := newPersistence(path, interval, forceEmpty, st, logger)
+	if err := reg.Register(p.collector()); err != nil {
+		return nil, err
+	}
+	if err := p.start(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 func gauge(name string, labels map[string]string, v float64) *dto.MetricFamily {
 	m := &dto.Metric{Gauge: &dto.Gauge{Value: proto.Float64(v)}}
 	for n, val := range labels {
