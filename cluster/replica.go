@@ -25,9 +25,10 @@ type Config struct {
 	// Retry is the pause after a failed load, follow or campaign before
 	// the next try; default 500ms.
 	Retry time.Duration
-	// StaleAfter is how long a replica may go without hearing from the log
-	// (Log.LastHeard), or be paused itself, before it is not ready until
-	// it has confirmed again that it is current; default 2s.
+	// StaleAfter is how long a replica may go without confirming that it
+	// is current (a probe of Log.Current from a quorum that its store had
+	// applied), or half as long paused itself, before it is not ready
+	// until it has confirmed again; default 2s.
 	StaleAfter time.Duration
 	// Logger receives the replica's state changes; nil discards them.
 	Logger *slog.Logger
@@ -43,7 +44,8 @@ type Replica struct {
 	current atomic.Pointer[store.Store]
 	// logCurrent is the latest position Log.Current returned.
 	logCurrent atomic.Uint64
-	resyncs    atomic.Uint64
+	// resyncs counts the stores Run rebuilt (Status's Rebuilds).
+	resyncs atomic.Uint64
 
 	// gate admits writes to the current store (BeginWrite holds it for
 	// reading); closing writes takes it for writing, so that it waits for
@@ -64,9 +66,9 @@ type Replica struct {
 	lastErr        error
 	lastErrAt      time.Time
 
-	// leader caches Log.Leader for leaderFresh: every forwarded write asks.
-	// endedURL and endedAt are the last leader LeaderGone ended the term
-	// of, and when.
+	// leaderURL caches Log.Leader, read at leaderAt, for leaderFresh:
+	// every forwarded write asks. endedURL and endedAt are the last leader
+	// LeaderGone ended the term of, and when.
 	leaderMu  sync.Mutex
 	leaderURL string
 	leaderAt  time.Time

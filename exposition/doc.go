@@ -1,11 +1,11 @@
 // Package exposition converts between the Prometheus exposition formats and
 // the client_model representation: it decodes push bodies (text format 0.0.4
 // and varint-delimited protobuf) into []*dto.MetricFamily, negotiates the
-// scrape format, renders scrape output as separate header and body blocks so
-// that the store can cache the bodies of each group at push time and splice
-// them together at scrape time (and reads a kept protobuf body in place,
-// see protobody.go), and holds the name rules (validation, escaping,
-// quoting, plain families).
+// scrape format, renders scrape output as separate header and body blocks
+// (so that a family's body can be rendered once, at push time, and package
+// scrape merges the kept bodies of every group under one header per name),
+// reads a kept protobuf body in place (protobody.go), and holds the name
+// rules (validation, escaping, quoting, plain families).
 //
 // The decoders and renderers are this package's own, written for speed
 // (see textparse.go, protoreader.go, textrender.go and protoenc.go), and

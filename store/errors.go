@@ -21,9 +21,12 @@ func (e *RejectError) Error() string {
 	return "pushed metrics are invalid or inconsistent with existing metrics: " + e.Reason
 }
 
-// PersistenceError reports a change that could not be made durable. The
-// change was rolled back in memory; the store keeps refusing changes until the
-// journal works again (a restart).
+// PersistenceError reports a change the log did not make durable, or whose
+// commit is in doubt (journal.ErrAmbiguous). Nothing of it was published:
+// it was taken back out of the pending state, with every change appended
+// after it. What follows is the log's matter: the file journal refuses
+// every later change until a restart, and a cluster leader rebuilds its
+// store from etcd before it takes writes again.
 type PersistenceError struct {
 	Err error
 }
