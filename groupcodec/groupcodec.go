@@ -120,8 +120,8 @@ func Encode(g *Group) []byte {
 		total += len(blocks[i])
 	}
 	h := make([]byte, 0, size)
-	h = binary.AppendVarint(h, timeNanos(g.PushTime))
-	h = binary.AppendVarint(h, timeNanos(g.FailureTime))
+	h = binary.AppendVarint(h, UnixNanos(g.PushTime))
+	h = binary.AppendVarint(h, UnixNanos(g.FailureTime))
 	h = binary.AppendUvarint(h, uint64(len(g.Labels)))
 	for _, l := range g.Labels {
 		h = appendString(h, l.Name)
@@ -133,7 +133,7 @@ func Encode(g *Group) []byte {
 		h = appendString(h, f.Help)
 		h = binary.AppendUvarint(h, uint64(f.Type))
 		h = appendString(h, f.Unit)
-		h = binary.AppendVarint(h, timeNanos(f.LastPush))
+		h = binary.AppendVarint(h, UnixNanos(f.LastPush))
 		h = binary.AppendUvarint(h, uint64(len(blocks[i])))
 	}
 	h = appendString(h, g.FailureReason)
@@ -177,8 +177,8 @@ func Decode(b []byte) (Group, error) {
 		defer release()
 		h = &reader{b: head}
 	}
-	g.PushTime = nanosTime(h.varint())
-	g.FailureTime = nanosTime(h.varint())
+	g.PushTime = NanosTime(h.varint())
+	g.FailureTime = NanosTime(h.varint())
 	// Every label and family takes at least one byte, so the head's
 	// length bounds the counts it announces.
 	nl := h.uvarint()
@@ -191,7 +191,7 @@ func Decode(b []byte) (Group, error) {
 	g.Families = make([]Family, 0, min(nf, uint64(len(h.b))))
 	for i := uint64(0); i < nf && h.err == nil; i++ {
 		f := Family{Name: h.string(), Help: h.string(), Type: dto.MetricType(h.uvarint()), Unit: h.string()}
-		f.LastPush = nanosTime(h.varint())
+		f.LastPush = NanosTime(h.varint())
 		if version >= 3 {
 			f.Packed = r.bytes(int(h.uvarint()))
 		} else {
@@ -238,14 +238,17 @@ func decodeHead(packed []byte) (head []byte, release func(), err error) {
 	return head, func() { heads.Put(buf) }, nil
 }
 
-func timeNanos(t time.Time) int64 {
+// UnixNanos returns t as a record holds it: Unix nanoseconds, 0 for the
+// zero time. The store keeps a family's last push time in this form too.
+func UnixNanos(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixNano()
 }
 
-func nanosTime(n int64) time.Time {
+// NanosTime returns the time UnixNanos returned n for.
+func NanosTime(n int64) time.Time {
 	if n == 0 {
 		return time.Time{}
 	}

@@ -92,8 +92,8 @@ func TestARecordIsTheDocumentedLayout(t *testing.T) {
 // metrics raw, and (version 2) the reason at the end.
 func legacyRecord(version byte, g *Group) []byte {
 	b := []byte{version}
-	b = binary.AppendVarint(b, timeNanos(g.PushTime))
-	b = binary.AppendVarint(b, timeNanos(g.FailureTime))
+	b = binary.AppendVarint(b, UnixNanos(g.PushTime))
+	b = binary.AppendVarint(b, UnixNanos(g.FailureTime))
 	b = binary.AppendUvarint(b, uint64(len(g.Labels)))
 	for _, l := range g.Labels {
 		b = appendString(b, l.Name)
@@ -105,7 +105,7 @@ func legacyRecord(version byte, g *Group) []byte {
 		b = appendString(b, f.Help)
 		b = binary.AppendUvarint(b, uint64(f.Type))
 		b = appendString(b, f.Unit)
-		b = binary.AppendVarint(b, timeNanos(f.LastPush))
+		b = binary.AppendVarint(b, UnixNanos(f.LastPush))
 		b = appendString(b, string(f.Metrics))
 	}
 	if version >= 2 {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupcodec"
 )
 
 // Family is one stored metric family of one group. It is immutable once
@@ -34,8 +35,9 @@ import (
 // 11 MB. A unique.Handle is also half the size of a string header.
 type Family struct {
 	meta unique.Handle[familyMeta]
-	// lastPush is the push time in Unix nanoseconds, 0 for never: a
-	// time.Time is three words and holds a pointer.
+	// lastPush is the push time as a record holds it
+	// (groupcodec.UnixNanos: 0 for never): a time.Time is three words and
+	// holds a pointer.
 	lastPush int64
 	typ      dto.MetricType
 	// plain is true when every name in the family is a legacy name
@@ -132,7 +134,7 @@ func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known b
 	f := &Family{
 		meta:     unique.Make(familyMeta{name: mf.GetName(), help: mf.GetHelp(), unit: mf.GetUnit()}),
 		typ:      mf.GetType(),
-		lastPush: timeNanos(at),
+		lastPush: groupcodec.UnixNanos(at),
 		plain:    pf.plain,
 		series:   pf.series,
 		labels:   pf.labels,
@@ -202,7 +204,7 @@ func (f *Family) Help() string { return f.meta.Value().help }
 func (f *Family) Type() dto.MetricType { return f.typ }
 
 // LastPush returns the time of the push that stored this family.
-func (f *Family) LastPush() time.Time { return nanosTime(f.lastPush) }
+func (f *Family) LastPush() time.Time { return groupcodec.NanosTime(f.lastPush) }
 
 // Unit returns the unit as pushed (OpenMetrics), or "".
 func (f *Family) Unit() string { return f.meta.Value().unit }
@@ -264,20 +266,4 @@ func (f *Family) metricsLen() (int, error) {
 		return 0, fmt.Errorf("decompress stored family %q: %w", f.Name(), err)
 	}
 	return n, nil
-}
-
-// timeNanos and nanosTime convert between a time and a family's lastPush,
-// 0 for the zero time.
-func timeNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func nanosTime(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }

@@ -126,7 +126,7 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 	f := &Family{
 		meta:     unique.Make(familyMeta{name: name, help: rf.Help, unit: rf.Unit}),
 		typ:      rf.Type,
-		lastPush: timeNanos(rf.LastPush),
+		lastPush: groupcodec.UnixNanos(rf.LastPush),
 		plain:    exposition.ValidMetricName(name, false),
 	}
 	err := exposition.ProtobufBodyLabels(metrics, func(labels []exposition.LabelBytes) {
