@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -22,9 +23,12 @@ const clusterLeaseTTL = 3 * time.Second
 // drives the cluster as clients do: pushes through any replica, scrapes
 // of every replica, conflicting pushes at once, a group too large for etcd,
 // a replica cut off from etcd while etcd compacts the history it missed,
-// then, under load, the death of the leader replica and of etcd's leader
-// member, and last a Prometheus scraping the replicas through one address
-// while one more replica dies.
+// then, under load, etcd's quorum lost by a pause, the death of the
+// leader replica and of etcd's leader member, and last a Prometheus
+// scraping the replicas through one address while one more replica dies.
+// Each fault asserts safety exactly (no push acknowledged is lost, the
+// replicas converge) and logs the write unavailability it measured, which
+// varies with the machine's load.
 func TestClusterOnEtcd(t *testing.T) {
 	servers := etcdServers(t)
 	for _, version := range []string{"3.7", "3.4"} {
@@ -43,6 +47,9 @@ func TestClusterOnEtcd(t *testing.T) {
 			})
 			t.Run("a replica whose watch fell behind a compaction rebuilds its store and converges", func(t *testing.T) {
 				testCompactedWatch(t, members, rs)
+			})
+			t.Run("etcd's quorum lost by a pause: nothing acknowledged, every replica not ready, then writes go on", func(t *testing.T) {
+				testQuorumLostByPause(t, members, rs)
 			})
 			t.Run("the leader replica killed under load: none of the acknowledged pushes is lost", func(t *testing.T) {
 				testLeaderReplicaKilled(t, rs)
@@ -91,33 +98,47 @@ func testConflictingPushes(t *testing.T, rs []*replica) {
 		bodyA := strings.ReplaceAll(c.bodyA, "%d", fmt.Sprint(round))
 		bodyB := strings.ReplaceAll(c.bodyB, "%d", fmt.Sprint(round))
 		a, b := rs[round%len(rs)], rs[(round+1)%len(rs)]
-		var wg sync.WaitGroup
-		var ra, rb response
-		var ea, eb error
-		start := make(chan struct{})
-		wg.Go(func() { <-start; ra, ea = doRequest(bgCtx, http.MethodPut, a.url(c.pathA), []byte(bodyA)) })
-		wg.Go(func() { <-start; rb, eb = doRequest(bgCtx, http.MethodPut, b.url(c.pathB), []byte(bodyB)) })
-		close(start)
-		wg.Wait()
-		if ea != nil || eb != nil {
-			t.Fatalf("round %d: %v, %v", round, ea, eb)
-		}
-		ok := 0
-		for _, r := range []response{ra, rb} {
-			switch r.Status {
-			case http.StatusOK:
-				ok++
-			case http.StatusBadRequest:
-				requireOneLine(t, r)
-			default:
-				t.Errorf("round %d: status %s, want 200 or 400", round, r)
-			}
-		}
-		if ok != 1 {
-			t.Errorf("round %d: %d of the two conflicting pushes succeeded (%s, %s), want exactly one", round, ok, ra, rb)
-		}
+		requireOneOfTwo(t, fmt.Sprintf("round %d", round), a, c.pathA, bodyA, b, c.pathB, bodyB)
 	}
 }
+
+// requireOneOfTwo sends two conflicting pushes at once, through replicas a
+// and b, and requires exactly one 200 and one 400: the leader orders them,
+// and whichever comes second conflicts with the first. A 503 (no leader,
+// or one handed back from a replica that is not the leader) is an error:
+// the forwarding replica waits for a leader within its LeaderWait.
+func requireOneOfTwo(t *testing.T, what string, a *replica, pathA, bodyA string, b *replica, pathB, bodyB string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var ra, rb response
+	var ea, eb error
+	start := make(chan struct{})
+	wg.Go(func() { <-start; ra, ea = doRequest(bgCtx, http.MethodPut, a.url(pathA), []byte(bodyA)) })
+	wg.Go(func() { <-start; rb, eb = doRequest(bgCtx, http.MethodPut, b.url(pathB), []byte(bodyB)) })
+	close(start)
+	wg.Wait()
+	if ea != nil || eb != nil {
+		t.Fatalf("%s: %v, %v", what, ea, eb)
+	}
+	ok := 0
+	for _, r := range []response{ra, rb} {
+		switch r.Status {
+		case http.StatusOK:
+			ok++
+		case http.StatusBadRequest:
+			requireOneLine(t, r)
+		default:
+			t.Errorf("%s: status %s (%s header: %q), want 200 or 400", what, r, notLeaderHeader, r.Header.Values(notLeaderHeader))
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%s: %d of the two conflicting pushes succeeded (%s through %s, %s through %s), want exactly one", what, ok, ra, a.Addr, rb, b.Addr)
+	}
+}
+
+// notLeaderHeader marks a 503 of a replica that did not take a write for
+// not leading; a forwarding replica must never hand it to a client.
+const notLeaderHeader = "Pushgate-Not-Leader"
 
 func testGroupTooLarge(t *testing.T, rs []*replica) {
 	// Random hex label values: s2 cannot shrink them below etcd's 1.5 MiB.
@@ -143,7 +164,7 @@ func testLeaderReplicaKilled(t *testing.T, rs []*replica) {
 	for _, r := range live(rs) {
 		urls = append(urls, r.URL)
 	}
-	l := startLoad(urls, 4)
+	l := startLoad(urls, loadOptions{tag: "leader-killed", workers: 4})
 	eventually(t, 30*time.Second, func() error {
 		if n := l.ackedCount(); n < 50 {
 			return errorf("%d pushes acknowledged", n)
@@ -151,8 +172,8 @@ func testLeaderReplicaKilled(t *testing.T, rs []*replica) {
 		return nil
 	})
 	leader := leaderOf(t, rs, waitTimeout)
-	leader.kill(t)
 	killedAt := time.Now()
+	leader.kill(t)
 	l.drop(leader.URL)
 	next := leaderOf(t, rs, clusterLeaseTTL+2*time.Second)
 	t.Logf("a new leader (%s) %s after the leader replica was killed", next.Addr, time.Since(killedAt).Round(time.Millisecond))
@@ -164,7 +185,7 @@ func testLeaderReplicaKilled(t *testing.T, rs []*replica) {
 		return nil
 	})
 	l.finish()
-	t.Logf("%d pushes acknowledged, failures %v; longest time without an acknowledgement %s", len(l.acked), l.failed, l.maxGap.Round(time.Millisecond))
+	l.report(t, killedAt)
 	converge(t, rs)
 	l.requireAcked(t, rs)
 }
@@ -174,7 +195,7 @@ func testEtcdLeaderKilled(t *testing.T, members []*etcdMember, rs []*replica) {
 	for _, r := range live(rs) {
 		urls = append(urls, r.URL)
 	}
-	l := startLoad(urls, 4)
+	l := startLoad(urls, loadOptions{tag: "etcd-leader-killed", workers: 4})
 	eventually(t, 30*time.Second, func() error {
 		if n := l.ackedCount(); n < 50 {
 			return errorf("%d pushes acknowledged", n)
@@ -182,6 +203,7 @@ func testEtcdLeaderKilled(t *testing.T, members []*etcdMember, rs []*replica) {
 		return nil
 	})
 	m := etcdLeader(t, members)
+	killedAt := time.Now()
 	if err := m.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +216,7 @@ func testEtcdLeaderKilled(t *testing.T, members []*etcdMember, rs []*replica) {
 		return nil
 	})
 	l.finish()
-	t.Logf("%d pushes acknowledged, failures %v; longest time without an acknowledgement %s", len(l.acked), l.failed, l.maxGap.Round(time.Millisecond))
+	l.report(t, killedAt)
 	converge(t, rs)
 	l.requireAcked(t, rs)
 }
@@ -287,4 +309,102 @@ func compactEtcd(t *testing.T, m *etcdMember) int64 {
 	}
 	mustStatus(t, http.StatusOK, http.MethodPost, m.clientURL+"/v3/kv/compaction", fmt.Appendf(nil, `{"revision":"%d","physical":true}`, rev))
 	return rev
+}
+
+// quorumPause is how long testQuorumLostByPause keeps two of the three
+// etcd members stopped: longer than a replica may go unconfirmed (2s)
+// before it is not ready.
+const quorumPause = 4 * time.Second
+
+// notReadyWithin bounds how long a replica answers ready once etcd's
+// quorum is lost: it confirms it is current every 500ms, and is not ready
+// once it could not for 2s; the rest is slack for a loaded machine.
+const notReadyWithin = 3 * time.Second
+
+// testQuorumLostByPause stops two of the three etcd members (SIGSTOP:
+// etcd's leader and another) while clients push through every replica,
+// retrying 503s. No push sent once both are stopped may be acknowledged
+// before they resume, every replica goes not ready within the time a
+// replica may go unconfirmed, and stays not ready while the quorum is
+// lost; once they resume, writes go on, the replicas become ready again
+// and converge, and no acknowledged push is lost.
+func testQuorumLostByPause(t *testing.T, members []*etcdMember, rs []*replica) {
+	var urls []string
+	for _, r := range live(rs) {
+		urls = append(urls, r.URL)
+	}
+	start := time.Now()
+	l := startLoad(urls, loadOptions{tag: "quorum-lost", workers: 4, retry: true, pace: 10 * time.Millisecond})
+	t.Cleanup(l.finish)
+	l.waitAcked(t, start, 50, 30*time.Second)
+
+	stopped := []*etcdMember{etcdLeader(t, members)}
+	for _, m := range members {
+		if m != stopped[0] && len(stopped) < 2 {
+			stopped = append(stopped, m)
+		}
+	}
+	for _, m := range stopped {
+		m.pause(t)
+	}
+	stoppedAt := time.Now()
+
+	notReady := map[*replica]time.Duration{}
+	for time.Since(stoppedAt) < quorumPause {
+		for _, r := range live(rs) {
+			ctx, cancel := context.WithTimeout(bgCtx, 2*time.Second)
+			resp, err := doRequest(ctx, http.MethodGet, r.url("/-/ready"), nil)
+			cancel()
+			_, was := notReady[r]
+			switch {
+			case err != nil:
+				t.Errorf("%s's /-/ready did not answer while etcd's quorum was lost: %v", r.Addr, err)
+			case resp.Status == http.StatusServiceUnavailable && !was:
+				notReady[r] = time.Since(stoppedAt)
+			case resp.Status == http.StatusOK && was:
+				t.Errorf("%s answered ready %s after etcd's quorum was lost, after it had answered not ready", r.Addr, time.Since(stoppedAt).Round(time.Millisecond))
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resumedAt := time.Now()
+	for _, m := range stopped {
+		m.resume(t)
+	}
+	for _, r := range live(rs) {
+		d, ok := notReady[r]
+		switch {
+		case !ok:
+			t.Errorf("%s stayed ready for the %s etcd's quorum was lost", r.Addr, quorumPause)
+		case d > notReadyWithin:
+			t.Errorf("%s answered ready for %s after etcd's quorum was lost, want not ready within %s", r.Addr, d.Round(time.Millisecond), notReadyWithin)
+		default:
+			t.Logf("%s not ready %s after etcd members %s and %s stopped", r.Addr, d.Round(time.Millisecond), stopped[0].name, stopped[1].name)
+		}
+	}
+
+	first := l.waitAcked(t, resumedAt, 50, 30*time.Second)
+	eventually(t, 30*time.Second, func() error {
+		for _, r := range live(rs) {
+			if _, ready, _, err := clusterGauges(r.gateway); err != nil || !ready {
+				return errorf("%s not ready (%v)", r.Addr, err)
+			}
+		}
+		return nil
+	})
+	t.Logf("after the members resumed: the first push acknowledged %s later, every replica seen ready by %s later",
+		first.Round(time.Millisecond), time.Since(resumedAt).Round(time.Millisecond))
+	l.finish()
+	l.report(t, stoppedAt)
+	l.mu.Lock()
+	for _, a := range l.acks {
+		if a.sent.After(stoppedAt) && a.answered.Before(resumedAt) {
+			t.Errorf("a push sent %s after etcd's quorum was lost was acknowledged %s after, before the members resumed",
+				a.sent.Sub(stoppedAt).Round(time.Millisecond), a.answered.Sub(stoppedAt).Round(time.Millisecond))
+		}
+	}
+	l.mu.Unlock()
+	converge(t, rs)
+	l.requireAcked(t, rs)
+	requireIdentical(t, rs)
 }

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,21 +79,70 @@ func startEtcd(t *testing.T, bin string, n int) []*etcdMember {
 		members = append(members, &etcdMember{process: p, name: a.name, clientURL: a.client})
 	}
 	for _, m := range members {
-		eventually(t, readyTimeout, func() error {
-			if m.exited() {
-				t.Fatalf("etcd %s exited:\n%s", m.name, m.logTail(8<<10))
-			}
-			r, err := doRequest(bgCtx, http.MethodGet, m.clientURL+"/health", nil)
-			if err != nil {
-				return err
-			}
-			if !bytes.Contains(r.Body, []byte(`"health":"true"`)) {
-				return errorf("etcd %s: %s", m.name, r)
-			}
-			return nil
-		})
+		waitEtcdHealthy(t, m)
 	}
 	return members
+}
+
+// waitEtcdHealthy waits until member m says it is healthy (it has a leader
+// and answers reads).
+func waitEtcdHealthy(t *testing.T, m *etcdMember) {
+	t.Helper()
+	eventually(t, readyTimeout, func() error {
+		if m.exited() {
+			t.Fatalf("etcd %s exited:\n%s", m.name, m.logTail(8<<10))
+		}
+		r, err := doRequest(bgCtx, http.MethodGet, m.clientURL+"/health", nil)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(r.Body, []byte(`"health":"true"`)) {
+			return errorf("etcd %s: %s", m.name, r)
+		}
+		return nil
+	})
+}
+
+// pause stops the process with SIGSTOP, as a hang would (a stalled disk,
+// a frozen VM): it keeps its sockets, so peers connected to it get no
+// answer rather than a refusal. It returns once the kernel shows the
+// process stopped, so that nothing it does can be dated after the return.
+// The subtest's end resumes it, should the test fail before resume.
+func (p *process) pause(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP %s: %v", p.name, err)
+	}
+	t.Cleanup(func() { _ = p.cmd.Process.Signal(syscall.SIGCONT) })
+	eventually(t, 5*time.Second, func() error {
+		if state := processState(p.cmd.Process.Pid); state != "T" && state != "t" {
+			return errorf("%s (pid %d) is in state %q after SIGSTOP", p.name, p.cmd.Process.Pid, state)
+		}
+		return nil
+	})
+}
+
+// resume continues a process stopped by pause.
+func (p *process) resume(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatalf("SIGCONT %s: %v", p.name, err)
+	}
+}
+
+// processState returns the state letter of process pid from
+// /proc/pid/stat ("R", "S", "T", ...), "" when it cannot be read.
+func processState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// "pid (comm) state ...": comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return ""
+	}
+	return string(b[i+2])
 }
 
 // endpoints joins the members' client URLs.
@@ -261,48 +312,165 @@ type load struct {
 	mu    sync.Mutex
 	urls  []string
 	acked map[string]int // instance -> value, for every 2xx
-	// failed counts the other answers by status ("error": no answer).
-	failed map[string]int
+	// failed counts the other answers by status ("error": no answer),
+	// and failedAt holds when each kind came first and last.
+	failed   map[string]int
+	failedAt map[string][2]time.Time
 	// lastOK is when the latest 2xx arrived; maxGap the longest time
 	// between two consecutive 2xx (write unavailability).
 	lastOK time.Time
 	maxGap time.Duration
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	// maxLatency is the longest a single request waited for its answer
+	// (of any status); maxPush the longest from a push's first request to
+	// its acknowledgement, the retries of a retrying load included.
+	maxLatency, maxPush time.Duration
+	// acks holds, for every acknowledged request, when it was sent and
+	// when its answer came.
+	acks []ack
+	stop chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
 }
 
+// ack is one acknowledged request's timing.
+type ack struct{ sent, answered time.Time }
+
+// loadOptions configures startLoad.
+type loadOptions struct {
+	// tag names the load's groups (job "load", instance tag-wW-K) apart
+	// from every other load's of the test, so that a push one load lost
+	// is not hidden by another's of the same value.
+	tag     string
+	workers int
+	// retry resends a push answered 503, or not answered, to the next
+	// URL after retryPause, until it is acknowledged or the load stops,
+	// as a careful client does; without it a worker goes on to its next
+	// group.
+	retry bool
+	// pace is a worker's pause between two groups: it bounds the groups
+	// a long fault piles up, and the CPU the load takes from the cluster
+	// on a small machine.
+	pace time.Duration
+}
+
+// retryPause is a retrying load's pause before resending a push. Shorter
+// than the Retry-After a 503 carries (1s), so that the stretch measured
+// without an acknowledgement is the cluster's, not the client's.
+const retryPause = 100 * time.Millisecond
+
 // startLoad starts workers pushing through urls.
-func startLoad(urls []string, workers int) *load {
-	l := &load{urls: urls, acked: map[string]int{}, failed: map[string]int{}, stop: make(chan struct{}), lastOK: time.Now()}
-	for w := range workers {
+func startLoad(urls []string, opts loadOptions) *load {
+	l := &load{urls: urls, acked: map[string]int{}, failed: map[string]int{}, failedAt: map[string][2]time.Time{}, stop: make(chan struct{}), lastOK: time.Now()}
+	for w := range opts.workers {
 		l.wg.Go(func() {
 			for k := 0; ; k++ {
-				select {
-				case <-l.stop:
+				if !l.sleep(0) {
 					return
-				default:
 				}
-				l.mu.Lock()
-				u := l.urls[(w+k)%len(l.urls)]
-				l.mu.Unlock()
-				instance := fmt.Sprintf("w%d-%d", w, k)
-				r, err := doRequest(bgCtx, http.MethodPut, u+"/metrics/job/load/instance/"+instance, fmt.Appendf(nil, "load_value %d\n", k))
-				l.mu.Lock()
-				if err == nil && r.Status == http.StatusOK {
-					l.acked[instance] = k
+				instance := fmt.Sprintf("%s-w%d-%d", opts.tag, w, k)
+				body := fmt.Appendf(nil, "load_value %d\n", k)
+				first := time.Now()
+				for attempt := 0; ; attempt++ {
+					if attempt > 0 && !l.sleep(retryPause) {
+						return
+					}
+					l.mu.Lock()
+					u := l.urls[(w+k+attempt)%len(l.urls)]
+					l.mu.Unlock()
+					sent := time.Now()
+					r, err := doRequest(bgCtx, http.MethodPut, u+"/metrics/job/load/instance/"+instance, body)
 					now := time.Now()
-					l.maxGap = max(l.maxGap, now.Sub(l.lastOK))
-					l.lastOK = now
-				} else if err != nil {
-					l.failed["error"]++
-				} else {
-					l.failed[fmt.Sprintf("%d %s", r.Status, clip(r.Body))]++
+					ok := err == nil && r.Status == http.StatusOK
+					l.mu.Lock()
+					l.maxLatency = max(l.maxLatency, now.Sub(sent))
+					switch {
+					case ok:
+						l.acked[instance] = k
+						l.acks = append(l.acks, ack{sent: sent, answered: now})
+						l.maxGap = max(l.maxGap, now.Sub(l.lastOK))
+						l.maxPush = max(l.maxPush, now.Sub(first))
+						l.lastOK = now
+					default:
+						kind := "error"
+						if err == nil {
+							kind = fmt.Sprintf("%d %s", r.Status, strings.TrimSpace(clip(r.Body)))
+						}
+						l.failed[kind]++
+						at := l.failedAt[kind]
+						if at[0].IsZero() {
+							at[0] = now
+						}
+						at[1] = now
+						l.failedAt[kind] = at
+					}
+					l.mu.Unlock()
+					if ok || !opts.retry || err == nil && r.Status != http.StatusServiceUnavailable {
+						break
+					}
 				}
-				l.mu.Unlock()
+				if !l.sleep(opts.pace) {
+					return
+				}
 			}
 		})
 	}
 	return l
+}
+
+// sleep waits d unless the load stops first; it reports whether the load
+// goes on.
+func (l *load) sleep(d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-l.stop:
+			return false
+		default:
+			return true
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.stop:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// ackedSince counts the requests acknowledged after t.
+func (l *load) ackedSince(t time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, a := range l.acks {
+		if a.answered.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// report logs what the load measured: the longest stretch with no push
+// acknowledged, the longest waits, and the answers other than 2xx with
+// when they came, counted from the fault at faultAt. The figures are
+// logged, never asserted: the machine is shared, and they vary with its
+// load.
+func (l *load) report(t *testing.T, faultAt time.Time) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t.Logf("%d pushes acknowledged; longest stretch with no push acknowledged %s; longest single request %s, longest push (first request to acknowledgement) %s",
+		len(l.acked), l.maxGap.Round(time.Millisecond), l.maxLatency.Round(time.Millisecond), l.maxPush.Round(time.Millisecond))
+	kinds := make([]string, 0, len(l.failed))
+	for kind := range l.failed {
+		kinds = append(kinds, kind)
+	}
+	sort.Strings(kinds)
+	for _, kind := range kinds {
+		at := l.failedAt[kind]
+		t.Logf("  %d× %q, %s to %s after the fault", l.failed[kind], kind, at[0].Sub(faultAt).Round(time.Millisecond), at[1].Sub(faultAt).Round(time.Millisecond))
+	}
 }
 
 // drop stops sending to url.
@@ -324,10 +492,44 @@ func (l *load) ackedCount() int {
 	return len(l.acked)
 }
 
-// finish stops the workers.
+// finish stops the workers and waits for their requests under way; it
+// may be called again (a test's cleanup calls it too, should the test
+// fail before it does).
 func (l *load) finish() {
-	close(l.stop)
+	l.once.Do(func() { close(l.stop) })
 	l.wg.Wait()
+}
+
+// waitAcked waits until n requests were acknowledged after since, at most
+// timeout, and returns how long after since the first of them was.
+func (l *load) waitAcked(t *testing.T, since time.Time, n int, timeout time.Duration) time.Duration {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		if got := l.ackedSince(since); got < n {
+			return errorf("%d pushes acknowledged since %s, want %d (other answers %v)", got, since.Format("15:04:05.000"), n, l.failures())
+		}
+		return nil
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := time.Duration(-1)
+	for _, a := range l.acks {
+		if d := a.answered.Sub(since); d > 0 && (first < 0 || d < first) {
+			first = d
+		}
+	}
+	return first
+}
+
+// failures returns a copy of the count of answers other than 2xx.
+func (l *load) failures() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int, len(l.failed))
+	for k, v := range l.failed {
+		out[k] = v
+	}
+	return out
 }
 
 // requireAcked checks that every acknowledged push shows on every live
@@ -335,16 +537,37 @@ func (l *load) finish() {
 func (l *load) requireAcked(t *testing.T, rs []*replica) {
 	t.Helper()
 	for _, r := range live(rs) {
-		fams := scrape(t, r.gateway)
-		missing := 0
-		for instance, k := range l.acked {
-			m := fams.find("load_value", lbl("job", "load", "instance", instance))
-			if m == nil || sampleValue(m) != float64(k) {
-				missing++
-			}
+		if missing := missingAcked(scrape(t, r.gateway), l.acked); len(missing) > 0 {
+			t.Errorf("%s lacks %d of %d acknowledged pushes (e.g. %v)", r.Addr, len(missing), len(l.acked), missing[:min(len(missing), 5)])
 		}
-		if missing > 0 {
-			t.Errorf("%s lacks %d of %d acknowledged pushes", r.Addr, missing, len(l.acked))
+	}
+}
+
+// missingAcked returns the acknowledged pushes (instance -> value) whose
+// value a scrape does not show, sorted.
+func missingAcked(fams families, acked map[string]int) []string {
+	var missing []string
+	for instance, k := range acked {
+		m := fams.find("load_value", lbl("job", "load", "instance", instance))
+		if m == nil || sampleValue(m) != float64(k) {
+			missing = append(missing, instance)
+		}
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+// requireIdentical checks that every live replica serves the same pushed
+// groups, byte for byte (converge first: all at one position).
+func requireIdentical(t *testing.T, rs []*replica) {
+	t.Helper()
+	var first string
+	for i, r := range live(rs) {
+		text := pushedText(getBody(t, r.gateway))
+		if i == 0 {
+			first = text
+		} else if text != first {
+			t.Errorf("%s's /metrics differs from %s's at the same applied position:\n%s\n---\n%s", r.Addr, live(rs)[0].Addr, clip([]byte(text)), clip([]byte(first)))
 		}
 	}
 }
