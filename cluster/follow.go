@@ -79,11 +79,11 @@ func (r *Replica) watchReadiness(ctx context.Context, st *store.Store, gen uint6
 	check := min(100*time.Millisecond, r.cfg.StaleAfter/4)
 	probeEvery := min(probeInterval, r.cfg.StaleAfter/4)
 	for {
-		confirmed := time.Now()
 		r.readyWhenCurrent(ctx, st, gen)
 		if ctx.Err() != nil {
 			return
 		}
+		confirmed := time.Unix(0, r.confirmed.Load())
 		t := time.NewTicker(check)
 		last, probed := time.Now(), time.Time{}
 		var why string
@@ -92,24 +92,27 @@ func (r *Replica) watchReadiness(ctx context.Context, st *store.Store, gen uint6
 			case <-ctx.Done():
 				t.Stop()
 				return
-			case now := <-t.C:
+			case <-t.C:
+				// The clock, not the tick's time: a tick buffered while a
+				// slow probe ran is old.
+				now := time.Now()
 				if gap := now.Sub(last); gap > r.cfg.StaleAfter/2 {
 					why = fmt.Sprintf("this process was paused for %s", gap.Round(time.Millisecond))
 					break
 				}
-				last = now
 				if now.Sub(probed) >= probeEvery {
 					probed = now
 					if r.probe(ctx, st) {
 						confirmed = now
+						r.confirmed.Store(confirmed.UnixNano())
 					}
-					// A slow probe (a member that hangs) is not a pause
-					// of this process.
-					last = time.Now()
 				}
 				if time.Since(confirmed) > r.cfg.StaleAfter {
 					why = fmt.Sprintf("not confirmed current for %s", r.cfg.StaleAfter)
 				}
+				// A slow probe (a member that hangs) is not a pause of
+				// this process.
+				last = time.Now()
 			}
 		}
 		t.Stop()
@@ -141,7 +144,9 @@ func (r *Replica) probe(ctx context.Context, st *store.Store) bool {
 // applied it, and then marks the replica ready, unless Follow number gen
 // ended meanwhile (ctx).
 func (r *Replica) readyWhenCurrent(ctx context.Context, st *store.Store, gen uint64) {
+	var asked time.Time
 	for {
+		asked = time.Now()
 		cur, err := r.cfg.Log.Current(ctx)
 		if ctx.Err() != nil {
 			return
@@ -162,6 +167,8 @@ func (r *Replica) readyWhenCurrent(ctx context.Context, st *store.Store, gen uin
 	r.mu.Lock()
 	fresh := r.followGen == gen && ctx.Err() == nil && r.current.Load() == st
 	if fresh {
+		// Confirmed current as of when the log was asked.
+		r.confirmed.Store(asked.UnixNano())
 		r.ready = true
 	}
 	r.mu.Unlock()

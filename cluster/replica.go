@@ -42,6 +42,9 @@ type Replica struct {
 	logger *slog.Logger
 
 	current atomic.Pointer[store.Store]
+	// confirmed is when the served store was last confirmed current (Unix
+	// nanoseconds; see watchReadiness).
+	confirmed atomic.Int64
 	// logCurrent is the latest position Log.Current returned.
 	logCurrent atomic.Uint64
 	// resyncs counts the stores Run rebuilt (Status's Rebuilds).
@@ -116,7 +119,10 @@ func (r *Replica) Store() *store.Store { return r.current.Load() }
 func (r *Replica) Ready() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.ready
+	// Asked before the readiness goroutine noticed a pause of this
+	// process (requests queued while it was stopped are answered the
+	// moment it resumes), the age of the last confirmation decides.
+	return r.ready && time.Since(time.Unix(0, r.confirmed.Load())) <= r.cfg.StaleAfter
 }
 
 // Run drives the replica until ctx ends: load the log into a fresh store,

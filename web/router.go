@@ -94,6 +94,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rows []route, pa
 			gate = rows[0].loading
 		}
 		if gate != "" {
+			if r.Header.Get(ForwardedByHeader) != "" {
+				// Nothing was written: the forwarding replica looks for
+				// the leader again (this one may be rebuilding at the
+				// start of a term) instead of passing this answer on.
+				w.Header().Set(NotLeaderHeader, "")
+			}
 			h.fail(w, gate, "loading", http.StatusServiceUnavailable, errLoading)
 			return
 		}
