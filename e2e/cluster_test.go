@@ -23,12 +23,13 @@ const clusterLeaseTTL = 3 * time.Second
 // drives the cluster as clients do: pushes through any replica, scrapes
 // of every replica, conflicting pushes at once, a group too large for etcd,
 // a replica cut off from etcd while etcd compacts the history it missed,
-// then, under load, etcd's quorum lost by a pause, the death of the
-// leader replica and of etcd's leader member, and last a Prometheus
-// scraping the replicas through one address while one more replica dies.
-// Each fault asserts safety exactly (no push acknowledged is lost, the
-// replicas converge) and logs the write unavailability it measured, which
-// varies with the machine's load.
+// then, under load, a hang of the leader replica, etcd's quorum lost by a
+// pause, etcd's leader member and the leader replica killed together and
+// restarted, the death of the leader replica and of etcd's leader member,
+// and last a Prometheus scraping the replicas through one address while
+// one more replica dies. Each fault asserts safety exactly (no push
+// acknowledged is lost, the replicas converge) and logs the write
+// unavailability it measured, which varies with the machine's load.
 func TestClusterOnEtcd(t *testing.T) {
 	servers := etcdServers(t)
 	for _, version := range []string{"3.7", "3.4"} {
@@ -48,8 +49,15 @@ func TestClusterOnEtcd(t *testing.T) {
 			t.Run("a replica whose watch fell behind a compaction rebuilds its store and converges", func(t *testing.T) {
 				testCompactedWatch(t, members, rs)
 			})
+			owner := t
+			t.Run("the leader replica hangs: writes go on through a new leader, and it serves nothing stale as ready on resuming", func(t *testing.T) {
+				testLeaderReplicaHung(t, rs)
+			})
 			t.Run("etcd's quorum lost by a pause: nothing acknowledged, every replica not ready, then writes go on", func(t *testing.T) {
 				testQuorumLostByPause(t, members, rs)
+			})
+			t.Run("etcd's leader member and the leader replica killed together, then restarted: a conflict is one 200 and one 400", func(t *testing.T) {
+				testDoubleKill(t, owner, members, rs)
 			})
 			t.Run("the leader replica killed under load: none of the acknowledged pushes is lost", func(t *testing.T) {
 				testLeaderReplicaKilled(t, rs)
@@ -309,6 +317,216 @@ func compactEtcd(t *testing.T, m *etcdMember) int64 {
 	}
 	mustStatus(t, http.StatusOK, http.MethodPost, m.clientURL+"/v3/kv/compaction", fmt.Appendf(nil, `{"revision":"%d","physical":true}`, rev))
 	return rev
+}
+
+// leaderHang is how long testLeaderReplicaHung freezes the leader replica:
+// twice the election lease, so that another replica leads well before the
+// frozen one resumes, still believing it leads.
+const leaderHang = 6 * time.Second
+
+// testLeaderReplicaHung freezes the leader replica (SIGSTOP) while clients
+// push through the other two, retrying 503s. The frozen leader's lease
+// expires and another replica leads; the writes forwarded to the frozen
+// one go to the new one. When the frozen replica resumes, it holds its
+// store of before the freeze and still believes it leads: it must not
+// serve that store as current. Whenever it answers /-/ready 200 from then
+// on, its /metrics holds every push acknowledged before it resumed; and
+// in the end no acknowledged push is lost and the replicas converge.
+func testLeaderReplicaHung(t *testing.T, rs []*replica) {
+	leader := leaderOf(t, rs, waitTimeout)
+	var others []*replica
+	var urls []string
+	for _, r := range live(rs) {
+		if r != leader {
+			others = append(others, r)
+			urls = append(urls, r.URL)
+		}
+	}
+	start := time.Now()
+	l := startLoad(urls, loadOptions{tag: "leader-hung", workers: 4, retry: true, pace: 10 * time.Millisecond})
+	t.Cleanup(l.finish)
+	l.waitAcked(t, start, 50, 30*time.Second)
+
+	leader.pause(t)
+	frozenAt := time.Now()
+	next := leaderOf(t, others, clusterLeaseTTL+5*time.Second)
+	t.Logf("leader replica %s frozen; %s leads %s later", leader.Addr, next.Addr, time.Since(frozenAt).Round(time.Millisecond))
+	l.waitAcked(t, frozenAt, 50, 30*time.Second)
+	time.Sleep(time.Until(frozenAt.Add(leaderHang)))
+
+	// Requests sent while it is frozen wait in its listen backlog and are
+	// read the moment it resumes, before it could have confirmed anything:
+	// the sharpest test of a replica serving its old store as ready.
+	before := l.snapshot()
+	var queued sync.WaitGroup
+	problems := make(chan string, 100)
+	answers := make([]string, 4)
+	for i := range answers {
+		path := []string{"/-/ready", "/metrics"}[i%2]
+		queued.Go(func() {
+			ctx, cancel := context.WithTimeout(bgCtx, 10*time.Second)
+			defer cancel()
+			_, answers[i] = checkResumed(ctx, leader, path, before, problems)
+			answers[i] = path + ": " + answers[i]
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	resumedAt := time.Now()
+	leader.resume(t)
+
+	// Then poll it as a load balancer would, until it answered ready (and
+	// current) ten times, for 15s at most.
+	verified, firstReady, readyThenNot := 0, time.Duration(0), 0
+	for verified < 10 && time.Since(resumedAt) < 15*time.Second {
+		ctx, cancel := context.WithTimeout(bgCtx, 5*time.Second)
+		ok, what := checkResumed(ctx, leader, "/-/ready", before, problems)
+		cancel()
+		switch {
+		case ok && verified == 0:
+			firstReady = time.Since(resumedAt)
+			fallthrough
+		case ok:
+			verified++
+		case what == readyThenRefused:
+			readyThenNot++
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	queued.Wait()
+	close(problems)
+	for p := range problems {
+		t.Error(p)
+	}
+	if verified == 0 {
+		t.Errorf("the resumed replica %s was not ready and current within 15s", leader.Addr)
+	}
+	t.Logf("requests sent to the frozen replica were answered on resuming: %s", strings.Join(answers, "; "))
+	t.Logf("the resumed replica answered ready (with every push acknowledged before it resumed) %s after SIGCONT; %d times it answered ready and then refused /metrics as not ready",
+		firstReady.Round(time.Millisecond), readyThenNot)
+
+	l.finish()
+	l.report(t, frozenAt)
+	converge(t, rs)
+	l.requireAcked(t, rs)
+	requireIdentical(t, rs)
+}
+
+// readyThenRefused is checkResumed's outcome when r answered /-/ready 200
+// and then refused /metrics as not ready.
+const readyThenRefused = "ready, then /metrics refused as not ready"
+
+// checkResumed asks r for path (/-/ready or /metrics) and, when it
+// answers ready, checks that its /metrics holds every push in acked,
+// sending what it found wrong to problems. It reports whether r answered
+// ready and current, and what it answered. A ready answer followed by
+// /metrics refused as not ready (r noticed only then that it must confirm
+// afresh, or its term ended meanwhile) is not an error: the answer served
+// nothing stale.
+func checkResumed(ctx context.Context, r *replica, path string, acked map[string]int, problems chan<- string) (bool, string) {
+	resp, err := doRequest(ctx, http.MethodGet, r.url(path), nil)
+	if err != nil {
+		return false, err.Error()
+	}
+	if resp.Status != http.StatusOK {
+		return false, fmt.Sprint(resp.Status)
+	}
+	if path == "/-/ready" {
+		if resp, err = doRequest(ctx, http.MethodGet, r.url("/metrics"), nil); err != nil {
+			return false, "ready, then /metrics: " + err.Error()
+		}
+		if resp.Status != http.StatusOK {
+			return false, readyThenRefused
+		}
+	}
+	fams, err := parseText(resp.Body)
+	if err != nil {
+		problems <- fmt.Sprintf("%s: /metrics: %v", r.Addr, err)
+		return false, "unparsable /metrics"
+	}
+	if missing := missingAcked(fams, acked); len(missing) > 0 {
+		select {
+		case problems <- fmt.Sprintf("%s answered %s as ready, its /metrics lacking %d of the %d pushes acknowledged before it resumed (e.g. %v)",
+			r.Addr, path, len(missing), len(acked), missing[:min(len(missing), 5)]):
+		default:
+		}
+		return false, "STALE"
+	}
+	return true, "200, current"
+}
+
+// testDoubleKill kills etcd's leader member and the leader replica at once
+// (SIGKILL) while clients push through the other replicas, then restarts
+// both where they were: etcd's member with its data, the replica at the
+// dead leader's address, which the others may still take for the leader's
+// for a moment. Right away, two conflicting pushes (one metric name, two
+// types) through two replicas must get one 200 and one 400, never a 503
+// handed back from a replica that is not the leader; and no acknowledged
+// push is lost.
+func testDoubleKill(t, owner *testing.T, members []*etcdMember, rs []*replica) {
+	leader := leaderOf(t, rs, waitTimeout)
+	m := etcdLeader(t, members)
+	var others []*replica
+	var urls []string
+	for _, r := range live(rs) {
+		if r != leader {
+			others = append(others, r)
+			urls = append(urls, r.URL)
+		}
+	}
+	start := time.Now()
+	l := startLoad(urls, loadOptions{tag: "double-kill", workers: 4, retry: true, pace: 10 * time.Millisecond})
+	t.Cleanup(l.finish)
+	l.waitAcked(t, start, 50, 30*time.Second)
+
+	// Both signals first, then the waits: the two die together.
+	killedAt := time.Now()
+	if err := m.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	m.wait(10 * time.Second)
+	leader.wait(10 * time.Second)
+	leader.killed = true
+	next := leaderOf(t, others, 30*time.Second)
+	t.Logf("etcd member %s and leader replica %s killed; %s leads %s later", m.name, leader.Addr, next.Addr, time.Since(killedAt).Round(time.Millisecond))
+	first := l.waitAcked(t, killedAt, 50, 30*time.Second)
+	t.Logf("the first push acknowledged %s after the kill", first.Round(time.Millisecond))
+
+	for i := range members {
+		if members[i] == m {
+			members[i] = restartEtcdMember(t, owner, m)
+		}
+	}
+	for i := range rs {
+		if rs[i] == leader {
+			rs[i] = restartReplica(t, owner, leader)
+		}
+	}
+	restartedAt := time.Now()
+	t.Logf("etcd member %s and replica %s restarted %s after the kill", m.name, leader.Addr, restartedAt.Sub(killedAt).Round(time.Millisecond))
+	// Every ordered pair of replicas, the restarted one in four of them.
+	round := 0
+	for i := range rs {
+		for j := range rs {
+			if i == j {
+				continue
+			}
+			name := fmt.Sprintf("double_kill_clash_%d", round)
+			requireOneOfTwo(t, fmt.Sprintf("round %d (%s, %s)", round, rs[i].Addr, rs[j].Addr),
+				rs[i], "/metrics/job/double-kill-clash-a", fmt.Sprintf("# TYPE %s gauge\n%s 1\n", name, name),
+				rs[j], "/metrics/job/double-kill-clash-b", fmt.Sprintf("# TYPE %s counter\n%s 1\n", name, name))
+			round++
+		}
+	}
+	t.Logf("%d rounds of conflicting pushes answered within %s of the restart", round, time.Since(restartedAt).Round(time.Millisecond))
+
+	l.finish()
+	l.report(t, killedAt)
+	converge(t, rs)
+	l.requireAcked(t, rs)
+	requireIdentical(t, rs)
 }
 
 // quorumPause is how long testQuorumLostByPause keeps two of the three

@@ -103,6 +103,21 @@ func waitEtcdHealthy(t *testing.T, m *etcdMember) {
 	})
 }
 
+// restartEtcdMember starts member m again, after it died, with the same
+// arguments: its name, addresses and data directory, so it rejoins the
+// cluster as itself. owner holds the new process: it outlives the subtest
+// t that restarts it, for the subtests after.
+func restartEtcdMember(t, owner *testing.T, m *etcdMember) *etcdMember {
+	t.Helper()
+	if !m.exited() {
+		t.Fatalf("restart etcd %s: still running", m.name)
+	}
+	p := startProcessOwned(t, owner, "etcd-"+m.name, m.cmd.Path, m.cmd.Args[1:]...)
+	nm := &etcdMember{process: p, name: m.name, clientURL: m.clientURL}
+	waitEtcdHealthy(t, nm)
+	return nm
+}
+
 // pause stops the process with SIGSTOP, as a hang would (a stalled disk,
 // a frozen VM): it keeps its sockets, so peers connected to it get no
 // answer rather than a refusal. It returns once the kernel shows the
@@ -203,6 +218,22 @@ func startReplicas(t *testing.T, members []*etcdMember, n int, flags ...string) 
 		rs = append(rs, &replica{gateway: g})
 	}
 	return rs
+}
+
+// restartReplica starts replica r again, after it died, with the same
+// flags and address, and waits until it is ready. owner holds the new
+// process: it outlives the subtest t that restarts it.
+func restartReplica(t, owner *testing.T, r *replica) *replica {
+	t.Helper()
+	if !r.exited() {
+		t.Fatal("restart replica: still running")
+	}
+	p := startProcessOwned(t, owner, "gateway", r.cmd.Path, r.cmd.Args[1:]...)
+	g := &gateway{process: p, URL: r.URL, Addr: r.Addr}
+	if !waitReady(t, p, g.url("/-/ready")) {
+		t.Fatalf("restarted replica %s did not become ready; log:\n%s", r.Addr, p.logTail(16<<10))
+	}
+	return &replica{gateway: g}
 }
 
 // kill ends a replica with SIGKILL: no goodbye to etcd.
@@ -436,6 +467,17 @@ func (l *load) sleep(d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// snapshot returns a copy of the acknowledged pushes so far.
+func (l *load) snapshot() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int, len(l.acked))
+	for instance, k := range l.acked {
+		out[instance] = k
+	}
+	return out
 }
 
 // ackedSince counts the requests acknowledged after t.

@@ -192,7 +192,17 @@ type process struct {
 // is printed if the test failed.
 func startProcess(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	logFile, err := os.CreateTemp(t.TempDir(), name+"-*.log")
+	return startProcessOwned(t, t, name, bin, args...)
+}
+
+// startProcessOwned is startProcess for a process that must outlive the
+// test t starting it (a cluster member a subtest restarts, which later
+// subtests use): owner, t or a test t runs under, holds its log file,
+// ends it when owner ends, and prints its log if owner failed. t reports
+// a failure to start it.
+func startProcessOwned(t, owner *testing.T, name, bin string, args ...string) *process {
+	t.Helper()
+	logFile, err := os.CreateTemp(owner.TempDir(), name+"-*.log")
 	if err != nil {
 		t.Fatalf("create log: %v", err)
 	}
@@ -203,14 +213,14 @@ func startProcess(t *testing.T, name, bin string, args ...string) *process {
 		logFile.Close()
 		t.Fatalf("start %s: %v", bin, err)
 	}
-	p := &process{t: t, name: name, cmd: cmd, logPath: logFile.Name(), done: make(chan struct{})}
+	p := &process{t: owner, name: name, cmd: cmd, logPath: logFile.Name(), done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		p.state = cmd.ProcessState
 		logFile.Close()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
+	owner.Cleanup(func() {
 		if !p.exited() {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
@@ -221,10 +231,10 @@ func startProcess(t *testing.T, name, bin string, args ...string) *process {
 			}
 		}
 		if strings.Contains(p.log(), "WARNING: DATA RACE") {
-			t.Errorf("%s reported a data race (see its log below)", name)
+			owner.Errorf("%s reported a data race (see its log below)", name)
 		}
-		if t.Failed() {
-			t.Logf("---- %s log (%s %s) ----\n%s", name, bin, strings.Join(args, " "), p.logTail(64<<10))
+		if owner.Failed() {
+			owner.Logf("---- %s log (%s %s) ----\n%s", name, bin, strings.Join(args, " "), p.logTail(64<<10))
 		}
 	})
 	return p
