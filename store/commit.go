@@ -70,9 +70,10 @@ func (s *Store) eachHeadGroup(fn func(gid string, g *Group)) {
 
 // commitLocked moves changes into the head (the index and the overlay) and
 // appends ops, which record them, to the journal as one atomic batch. With
-// no journal, the changes are installed (head and served state) at once. If the journal refuses the
-// append, they are taken back out of the head. The returned commit is
-// settled by wait. s.mu must be held.
+// no journal, the changes are installed (head and served state) at once
+// and the commit is nil. If the journal refuses the append, they are taken
+// back out of the head. The returned commit is settled by wait. s.mu must
+// be held.
 func (s *Store) commitLocked(changes []change, ops ...journal.Op) (journal.Commit, error) {
 	if s.journal == nil {
 		// Committed as soon as made: straight to the served state, with
@@ -102,7 +103,8 @@ func (s *Store) commitLocked(changes []change, ops ...journal.Op) (journal.Commi
 	return c, nil
 }
 
-// wait blocks until c is durable and published, and returns its position.
+// wait blocks until c is durable and published, and returns its position
+// (0 for a nil commit: a store without a journal).
 // If it failed, its changes are taken back out of the head with every change
 // appended after it (which the log will not make durable either, and which
 // were checked against it), newest first; changes appended before it are
@@ -110,7 +112,9 @@ func (s *Store) commitLocked(changes []change, ops ...journal.Op) (journal.Commi
 // the background: it is published or taken back all the same.
 func (s *Store) wait(ctx context.Context, c journal.Commit) (journal.Position, error) {
 	if c == nil {
-		return s.Applied(), nil
+		// No journal: the change was installed when it was made, and
+		// there is no position to wait for.
+		return 0, nil
 	}
 	err := c.Wait(ctx)
 	if err != nil && ctx.Err() != nil {

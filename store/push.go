@@ -235,8 +235,13 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 		return keys, 0, nil
 	}
 	if len(keys) == 0 {
-		last := s.lastPending()
+		// Nothing to delete: the answer waits for the changes pending
+		// when it looked, or stands at the position the store holds.
+		last, applied := s.lastPending(), s.applied
 		s.mu.Unlock()
+		if last == nil {
+			return keys, applied, nil
+		}
 		pos, err := s.wait(ctx, last)
 		return keys, pos, err
 	}

@@ -14,8 +14,6 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"go.yaml.in/yaml/v2"
-
-	"github.com/pushgate/pushgate/groupcodec"
 )
 
 // clusterFlags are the --cluster.* flags: set --cluster.etcd.endpoints and
@@ -196,6 +194,3 @@ func clusterSettings(c *config, routePrefix string) map[string]string {
 		"web.route-prefix":               routePrefix,
 	}
 }
-
-// clusterCodec is the group encoding version recorded beside the settings.
-const clusterCodec = groupcodec.Version
