@@ -334,14 +334,7 @@ const leaderHang = 6 * time.Second
 // in the end no acknowledged push is lost and the replicas converge.
 func testLeaderReplicaHung(t *testing.T, rs []*replica) {
 	leader := leaderOf(t, rs, waitTimeout)
-	var others []*replica
-	var urls []string
-	for _, r := range live(rs) {
-		if r != leader {
-			others = append(others, r)
-			urls = append(urls, r.URL)
-		}
-	}
+	others, urls := othersThan(rs, leader)
 	start := time.Now()
 	l := startLoad(urls, loadOptions{tag: "leader-hung", workers: 4, retry: true, pace: 10 * time.Millisecond})
 	t.Cleanup(l.finish)
@@ -465,14 +458,7 @@ func checkResumed(ctx context.Context, r *replica, path string, acked map[string
 func testDoubleKill(t, owner *testing.T, members []*etcdMember, rs []*replica) {
 	leader := leaderOf(t, rs, waitTimeout)
 	m := etcdLeader(t, members)
-	var others []*replica
-	var urls []string
-	for _, r := range live(rs) {
-		if r != leader {
-			others = append(others, r)
-			urls = append(urls, r.URL)
-		}
-	}
+	others, urls := othersThan(rs, leader)
 	start := time.Now()
 	l := startLoad(urls, loadOptions{tag: "double-kill", workers: 4, retry: true, pace: 10 * time.Millisecond})
 	t.Cleanup(l.finish)

@@ -272,6 +272,17 @@ func live(rs []*replica) []*replica {
 	return out
 }
 
+// othersThan returns the live replicas but r, and their URLs.
+func othersThan(rs []*replica, r *replica) (others []*replica, urls []string) {
+	for _, o := range live(rs) {
+		if o != r {
+			others = append(others, o)
+			urls = append(urls, o.URL)
+		}
+	}
+	return others, urls
+}
+
 // leaderOf returns the replica that leads, polling until one does.
 func leaderOf(t *testing.T, rs []*replica, timeout time.Duration) *replica {
 	t.Helper()
