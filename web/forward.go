@@ -162,6 +162,9 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		whole  []byte
 		stream *unreadBody
 		held   bool
+		// heldBody is the whole body, once held, for this replica's own
+		// handler.
+		heldBody []byte
 	)
 	deadline := time.Now().Add(f.opts.LeaderWait)
 	// Looking the leader up is bounded by the wait too, should etcd be
@@ -179,9 +182,46 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					fmt.Errorf("%w: this replica came to lead after part of the body went to the last one; retry", errNoLeader))
 				return
 			}
-			f.h.ServeHTTP(w, r)
+			if forwarded || (held && stream != nil) {
+				// A forwarding replica resends a write refused here
+				// itself; part of a body too large to hold may go here
+				// only once.
+				f.h.ServeHTTP(w, r)
+				release()
+				return
+			}
+			if !held {
+				body, large, err := readForwardBody(r, forwardBuffer)
+				if err != nil {
+					release()
+					f.h.fail(w, handler, "body", http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err))
+					return
+				}
+				if large != nil {
+					// Too large to hold: taken here once, as it comes.
+					r.Body = io.NopCloser(large)
+					f.h.ServeHTTP(w, r)
+					release()
+					return
+				}
+				whole, heldBody, held = body, body, true
+			}
+			r.Body = io.NopCloser(bytes.NewReader(heldBody))
+			refusal := &termEndCatcher{w: w, header: http.Header{}}
+			f.h.ServeHTTP(refusal, r)
 			release()
-			return
+			if !refusal.caught {
+				return
+			}
+			// This replica's term ended before the write reached the
+			// log, so nothing of it was written: it goes to the next
+			// leader like a forwarded write, within the same wait.
+			lastErr = errors.New("this replica's term ended before the write reached the log")
+			if time.Now().Add(forwardRetry).After(deadline) || !sleepCtx(r.Context(), forwardRetry) {
+				refusal.flush()
+				return
+			}
+			continue
 		}
 		leader, err := f.c.Leader(ctx)
 		switch {
@@ -207,6 +247,7 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 				held = true
+				heldBody = whole
 				// Should this replica come to lead while the write
 				// waits, it reads the body from here.
 				r.Body = io.NopCloser(bytes.NewReader(whole))
@@ -529,4 +570,74 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// termEndCatcher is the answer of this replica's own handler to a write it
+// took as the leader, held back when it is a refusal marked with
+// NotLeaderHeader (the term ended before the write reached the log, so
+// nothing was written): the forwarder then sends the write to the next
+// leader, as it does a forwarded write, instead of handing the client a
+// "not the leader" answer while its wait has hardly begun. Any other
+// answer goes to the client as written.
+type termEndCatcher struct {
+	w      http.ResponseWriter
+	header http.Header
+	// caught is set once the refusal was held back; its status and body
+	// are kept for flush.
+	caught bool
+	code   int
+	body   []byte
+	passed bool
+}
+
+// Header returns the answer's header, copied to the client's only when
+// the answer is passed on.
+func (c *termEndCatcher) Header() http.Header { return c.header }
+
+// WriteHeader holds a not-leader refusal back and passes anything else on.
+func (c *termEndCatcher) WriteHeader(code int) {
+	if c.caught || c.passed {
+		return
+	}
+	if _, refused := c.header[NotLeaderHeader]; refused && code == http.StatusServiceUnavailable {
+		c.caught, c.code = true, code
+		return
+	}
+	c.pass(code)
+}
+
+// Write keeps a held refusal's body and passes anything else on.
+func (c *termEndCatcher) Write(p []byte) (int, error) {
+	if !c.caught && !c.passed {
+		c.WriteHeader(http.StatusOK)
+	}
+	if c.caught {
+		c.body = append(c.body, p...)
+		return len(p), nil
+	}
+	return c.w.Write(p)
+}
+
+// Unwrap gives http.ResponseController the client's writer.
+func (c *termEndCatcher) Unwrap() http.ResponseWriter { return c.w }
+
+// pass sends the header and status to the client.
+func (c *termEndCatcher) pass(code int) {
+	c.passed = true
+	dst := c.w.Header()
+	for name, values := range c.header {
+		dst[name] = values
+	}
+	c.w.WriteHeader(code)
+}
+
+// flush sends a held refusal after all, when no next leader took the write
+// within the wait.
+func (c *termEndCatcher) flush() {
+	if !c.caught {
+		return
+	}
+	c.caught = false
+	c.pass(c.code)
+	_, _ = c.w.Write(c.body)
 }

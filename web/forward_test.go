@@ -589,3 +589,73 @@ func TestAWriteToALeaderWhoseAddressRefusesConnectionsEndsItsTerm(t *testing.T) 
 		t.Errorf("LeaderGone was called with %v, want the dead leader %s", c.gone, deadURL)
 	}
 }
+
+// deposedCluster leads for its first write only: its term ends while
+// that write waits for the log, and the leader it names next is fresh.
+type deposedCluster struct {
+	fakeCluster
+	fresh  string
+	begun  int
+	forgot []string
+}
+
+func (c *deposedCluster) BeginWrite() (func(), bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.begun++
+	return func() {}, c.begun == 1
+}
+
+func (c *deposedCluster) Leader(context.Context) (string, error) { return c.fresh, nil }
+
+func TestAClientsWriteToALeaderWhoseTermEndsMidWriteGoesToTheNextLeader(t *testing.T) {
+	leader, _, seen := startLeader(t, Options{})
+	st := store.New(store.Options{})
+	st.SetJournal(failingLog{fmt.Errorf("commit 1 groups: deposed: %w", journal.ErrNotLeader)})
+	h, err := New(st, prometheus.NewRegistry(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &deposedCluster{fresh: leader.URL}
+	fwd := h.Forward(c, ForwardOptions{Self: "http://deposed", LeaderWait: time.Minute})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK || w.Header().Get(CommitPositionHeader) != "42" {
+		t.Fatalf("push = %d %q, want the next leader's 200, not this replica's not-leader refusal", w.Code, w.Body)
+	}
+	if _, ok := w.Header()[NotLeaderHeader]; ok {
+		t.Errorf("the client's answer carries %s", NotLeaderHeader)
+	}
+	if got := <-seen; got.body != "g 1\n" || got.forwardedBy != "http://deposed" {
+		t.Errorf("the next leader received body %q forwarded by %q", got.body, got.forwardedBy)
+	}
+}
+
+func TestAClientsWriteToALeaderWhoseTermEndsIsAnswered503OnceTheWaitIsOver(t *testing.T) {
+	st := store.New(store.Options{})
+	st.SetJournal(failingLog{fmt.Errorf("commit 1 groups: deposed: %w", journal.ErrNotLeader)})
+	h, err := New(st, prometheus.NewRegistry(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// It keeps leading and failing: the refusal goes to the client once
+	// the wait is over, with its reason.
+	fwd := h.Forward(&fakeCluster{leading: true}, ForwardOptions{LeaderWait: 200 * time.Millisecond})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "deposed") {
+		t.Errorf("push = %d %q, want 503 naming the term's end", w.Code, w.Body)
+	}
+}
+
+func TestAClientsWriteTheLeaderTakesIsAnsweredAsItsHandlerWrote(t *testing.T) {
+	h, st := newTestHandler(t, Options{})
+	st.SetJournal(&seqLog{next: 7})
+	fwd := h.Forward(&fakeCluster{leading: true}, ForwardOptions{})
+	w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g{ 1\n"), nil)
+	if w.Code != http.StatusBadRequest || w.Header().Get("Content-Type") == "" {
+		t.Errorf("bad push = %d %q (Content-Type %q), want the handler's 400", w.Code, w.Body, w.Header().Get("Content-Type"))
+	}
+	w = do(t, fwd, http.MethodPut, "/metrics/job/j", []byte("g 1\n"), nil)
+	if w.Code != http.StatusOK || w.Header().Get(CommitPositionHeader) != "7" {
+		t.Errorf("push = %d %q position %q, want 200 at 7", w.Code, w.Body, w.Header().Get(CommitPositionHeader))
+	}
+}
