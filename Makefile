@@ -33,6 +33,10 @@ BUILDAH       ?= buildah
 # members embedded in the test process. It has a go.mod of its own so that
 # the gateway's go.mod requires only etcd's client; ./... does not reach it.
 ETCDTEST := journal/etcdlog/etcdtest
+# OTELSDK is a test-only module: a batch job instrumented with the
+# OpenTelemetry Go SDK, which e2e builds and runs against the gateway's OTLP
+# endpoint, and its own tests. The gateway's go.mod does not carry the SDK.
+OTELSDK := e2e/otelsdk
 
 .PHONY: all build test test-deps vet e2e release image image-context
 
@@ -79,6 +83,7 @@ vet:
 	$(GO) vet ./...
 	cd e2e/oracle && $(GO) vet ./...
 	cd $(ETCDTEST) && $(GO) vet ./...
+	cd $(OTELSDK) && $(GO) vet ./...
 
 ## test: dependencies, vet, then all tests with -race, then the randomized
 ## test whose oracle is Prometheus (e2e/oracle, its own module: the gateway's
@@ -89,6 +94,7 @@ test: test-deps vet
 	$(GO) test -race -count=1 -timeout 40m ./...
 	cd e2e/oracle && $(GO) test -count=1 -timeout 20m ./...
 	cd $(ETCDTEST) && $(GO) test -race -count=1 -timeout 10m ./...
+	cd $(OTELSDK) && $(GO) test -race -count=1 -timeout 10m ./...
 
 ## e2e: only the end-to-end tests (verbose)
 e2e: test-deps
