@@ -25,9 +25,16 @@
 // version 2 record, compressed as one block as the cluster's log used to
 // store it, took 2,235 bytes: one block finds the label strings every
 // family repeats, and each family's own block does not.
+//
+// Version 4 is version 3 with each family's state (opaque bytes its writer
+// keeps beside it: the OTLP ingest's delta windows) after the length of
+// its block, in the head. Encode writes version 4 only for a group where
+// some family has a state, so a gateway that never stored one keeps
+// writing records that a version 3 reader takes.
 package groupcodec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,12 +45,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Version is the version of the encoding Encode writes, the first byte of
-// a record. Version 2 added the last failure's reason after the families;
-// version 3 holds each family's metrics as an s2 block. Decode still reads
-// versions 1 and 2. A cluster records the version, so that a replica that
-// cannot read what the others write does not join.
-const Version = 3
+// Version is the newest version of the encoding Encode writes, the first
+// byte of a record. Version 2 added the last failure's reason after the
+// families; version 3 holds each family's metrics as an s2 block; version 4
+// adds each family's state (written only when a family has one). Decode
+// still reads versions 1 to 3. A cluster records the version, so that a
+// replica that cannot read what the others write does not join.
+const Version = 4
+
+// statelessVersion is the version Encode writes for a group none of whose
+// families has a state.
+const statelessVersion = 3
 
 // OldestVersion is the oldest version Decode reads.
 const OldestVersion = 1
@@ -60,8 +72,10 @@ const minRecordLen = 9
 // block starts with its decoded length as a uvarint, 3 only for a 3-byte
 // input, whose block is 5 bytes, shorter than any record), so a store that
 // compresses every other value tells the two apart on reading with it.
+// Version 4 starts with 4, which an s2 block starts with only for a 4-byte
+// input, whose block is 6 bytes: the same argument holds.
 func Compressed(b []byte) bool {
-	return len(b) >= minRecordLen && b[0] == 3
+	return len(b) >= minRecordLen && (b[0] == 3 || b[0] == 4)
 }
 
 // Group is one group as a record holds it.
@@ -99,12 +113,23 @@ type Family struct {
 	// when set, and else compresses Metrics.
 	Metrics []byte
 	// Packed is the s2 block (s2.Encode) of the metrics, as a record of
-	// version 3 holds them.
+	// version 3 or 4 holds them.
 	Packed []byte
+	// State is the family's state (version 4), nil for none. Decode
+	// returns a copy.
+	State []byte
 }
 
-// Encode returns the record of g, of version 3.
+// Encode returns the record of g: of version 4 when a family has a state,
+// else of version 3.
 func Encode(g *Group) []byte {
+	version := byte(statelessVersion)
+	for _, f := range g.Families {
+		if len(f.State) > 0 {
+			version = Version
+			break
+		}
+	}
 	size := 32 + len(g.FailureReason)
 	for _, l := range g.Labels {
 		size += len(l.Name) + len(l.Value) + 4
@@ -112,7 +137,7 @@ func Encode(g *Group) []byte {
 	blocks := make([][]byte, len(g.Families))
 	total := 0
 	for i, f := range g.Families {
-		size += len(f.Name) + len(f.Help) + len(f.Unit) + 32
+		size += len(f.Name) + len(f.Help) + len(f.Unit) + len(f.State) + 32
 		blocks[i] = f.Packed
 		if blocks[i] == nil {
 			blocks[i] = s2.Encode(nil, f.Metrics)
@@ -135,11 +160,15 @@ func Encode(g *Group) []byte {
 		h = appendString(h, f.Unit)
 		h = binary.AppendVarint(h, UnixNanos(f.LastPush))
 		h = binary.AppendUvarint(h, uint64(len(blocks[i])))
+		if version >= 4 {
+			h = binary.AppendUvarint(h, uint64(len(f.State)))
+			h = append(h, f.State...)
+		}
 	}
 	h = appendString(h, g.FailureReason)
 	head := s2.Encode(nil, h)
 	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(head)+total)
-	b = append(b, Version)
+	b = append(b, version)
 	b = binary.AppendUvarint(b, uint64(len(head)))
 	b = append(b, head...)
 	for _, p := range blocks {
@@ -196,6 +225,12 @@ func Decode(b []byte) (Group, error) {
 			f.Packed = r.bytes(int(h.uvarint()))
 		} else {
 			f.Metrics = h.bytes(int(h.uvarint()))
+		}
+		if version >= 4 {
+			// A copy: the head's buffer is reused for the next record.
+			if st := h.bytes(int(h.uvarint())); len(st) > 0 {
+				f.State = bytes.Clone(st)
+			}
 		}
 		g.Families = append(g.Families, f)
 	}

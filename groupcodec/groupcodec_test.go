@@ -175,7 +175,7 @@ func TestAnUnknownVersionIsAnError(t *testing.T) {
 	g := sample()
 	b := Encode(&g)
 	b[0] = Version + 1
-	if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), "version 4") {
-		t.Errorf("err = %v, want an unknown version 4", err)
+	if _, err := Decode(b); err == nil || !strings.Contains(err.Error(), "version 5") {
+		t.Errorf("err = %v, want an unknown version 5", err)
 	}
 }

@@ -75,6 +75,9 @@ type Family struct {
 	// slot is the scrape-order slot that showed this family when it was
 	// installed; set and read by install only, under the store's lock.
 	slot *slot
+	// state is the opaque state its push gave the family (Push.States,
+	// see headstate.go), nil for none.
+	state []byte
 }
 
 // textRef is a plain family's text body in one encoding, as the push

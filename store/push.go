@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sort"
@@ -33,6 +34,14 @@ type Push struct {
 	// protobuf fields (exposition.Decoded.KnownFields), so that encoding
 	// them need not look. Without it, such fields are kept.
 	KnownFields bool
+	// States gives pushed families a state by family name (see
+	// headstate.go); a pushed family without one has none, whatever it
+	// had before.
+	States map[string][]byte
+	// Expect, when set, makes the push apply only while the group is
+	// still in the head state HeadStates returned it with; otherwise it
+	// fails with ErrHeadChanged and changes nothing.
+	Expect *Head
 }
 
 // Push applies a push. It is checked against the head (committed and pending
@@ -59,11 +68,18 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
 			return 0, s.recordFailure(ctx, p.Key, p.Time, err)
 		}
+		if st := p.States[fams[i].Name()]; st != nil {
+			fams[i].state = bytes.Clone(st)
+		}
 	}
 	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
 	gid := p.Key.ID()
 
 	s.mu.Lock()
+	if p.Expect != nil && !p.Expect.holds(s, gid) {
+		s.mu.Unlock()
+		return 0, ErrHeadChanged
+	}
 	old := s.headGroup(gid)
 	ng := &Group{key: p.Key, pushTime: p.Time, families: make(map[string]*Family, len(fams)+2)}
 	var oldFams map[string]*Family

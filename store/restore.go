@@ -149,6 +149,8 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 		// Exemplar label names count too (see newFamily).
 		f.plain = exposition.LegacyExemplarNamesInBody(metrics)
 	}
+	// Decode copied the state out of the record already.
+	f.state = rf.State
 	if rf.Packed != nil {
 		f.packed = bytes.Clone(rf.Packed)
 	} else {
