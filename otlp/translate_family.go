@@ -1,0 +1,191 @@
+package otlp
+
+import (
+	"fmt"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pushgate/pushgate/seriesid"
+)
+
+// groupBuilder collects one group's families while a request is
+// translated.
+type groupBuilder struct {
+	key    []label
+	fams   []*familyBuilder
+	byName map[string]*familyBuilder
+	// series finds a family's series by its labels' hash, so that a later
+	// point of the same series replaces the earlier one.
+	series   map[seriesRef]int
+	rejected int
+	reason   string
+}
+
+// seriesRef names a series of a group: its family's index and its labels'
+// hash.
+type seriesRef struct {
+	fam  int
+	hash uint64
+}
+
+// familyBuilder is one family under construction.
+type familyBuilder struct {
+	id int
+	mf *dto.MetricFamily
+	// delta marks a family of delta points (Group.Deltas), whose points
+	// each stay, with their windows.
+	delta   bool
+	windows []Window
+	// used is set by the first point stored or removed: a family all of
+	// whose points were refused is left out, since an empty family
+	// removes the stored one.
+	used bool
+	// holes counts metrics removed (set to nil) by a later
+	// NoRecordedValue point of their series.
+	holes int
+}
+
+func newGroupBuilder(key []label) *groupBuilder {
+	return &groupBuilder{key: key}
+}
+
+// family returns the builder of the family h names, creating it. A name
+// already used with another type, or for delta points when these are
+// cumulative (or the reverse), is refused: a family has one type, and the
+// store would not know which of two values of a series to keep.
+func (g *groupBuilder) family(h familyHeader, delta bool) (*familyBuilder, error) {
+	if f, ok := g.byName[h.name]; ok {
+		switch {
+		case f.mf.GetType() != h.typ:
+			return nil, fmt.Errorf("its family %q is already a %s in this request", h.name, strings.ToLower(f.mf.GetType().String()))
+		case f.delta != delta:
+			return nil, fmt.Errorf("its family %q mixes delta and cumulative points in this request", h.name)
+		}
+		return f, nil
+	}
+	typ := h.typ
+	mf := &dto.MetricFamily{Name: &h.name, Type: &typ}
+	if h.help != "" {
+		mf.Help = &h.help
+	}
+	if h.unit != "" {
+		mf.Unit = &h.unit
+	}
+	f := &familyBuilder{id: len(g.fams), mf: mf, delta: delta}
+	if g.byName == nil {
+		g.byName = make(map[string]*familyBuilder, 8)
+	}
+	g.byName[h.name] = f
+	g.fams = append(g.fams, f)
+	return f, nil
+}
+
+// refuse counts n refused points and keeps the first reason.
+func (g *groupBuilder) refuse(n int, reason string) {
+	g.rejected += n
+	if g.reason == "" {
+		g.reason = reason
+	}
+}
+
+// finish returns the group.
+func (g *groupBuilder) finish() Group {
+	out := Group{Rejected: g.rejected, Reason: g.reason}
+	if g.key != nil {
+		out.Labels = make(map[string]string, len(g.key))
+		for _, l := range g.key {
+			out.Labels[l.name] = l.value
+		}
+	}
+	for _, f := range g.fams {
+		if !f.used {
+			continue
+		}
+		if f.holes > 0 {
+			kept := f.mf.Metric[:0]
+			for _, m := range f.mf.Metric {
+				if m != nil {
+					kept = append(kept, m)
+				}
+			}
+			clear(f.mf.Metric[len(kept):])
+			f.mf.Metric = kept
+		}
+		if f.delta {
+			out.Deltas = append(out.Deltas, DeltaFamily{Family: f.mf, Windows: f.windows})
+		} else {
+			out.Families = append(out.Families, f.mf)
+		}
+	}
+	return out
+}
+
+// add stores m, a point of family f with labels ls, in g. A cumulative
+// point replaces an earlier point of the same series (Prometheus keeps the
+// last sample of a series); delta points are all kept, with w, their
+// window.
+func (tr *translation) add(g *groupBuilder, f *familyBuilder, ls labelList, m *dto.Metric, w *Window) {
+	f.used = true
+	if f.delta {
+		m.Label = tr.arena.labelPairs(ls)
+		f.mf.Metric = append(f.mf.Metric, m)
+		f.windows = append(f.windows, *w)
+		return
+	}
+	ref := seriesRef{f.id, tr.labelsHash(ls)}
+	if i, ok := g.series[ref]; ok && f.mf.Metric[i] != nil && sameLabels(f.mf.Metric[i].Label, ls) {
+		m.Label = f.mf.Metric[i].Label
+		f.mf.Metric[i] = m
+		return
+	} else if ok && f.mf.Metric[i] == nil {
+		f.holes--
+		m.Label = tr.arena.labelPairs(ls)
+		f.mf.Metric[i] = m
+		return
+	}
+	m.Label = tr.arena.labelPairs(ls)
+	if g.series == nil {
+		g.series = make(map[seriesRef]int, 64)
+	}
+	g.series[ref] = len(f.mf.Metric)
+	f.mf.Metric = append(f.mf.Metric, m)
+}
+
+// remove handles a NoRecordedValue point of family f with labels ls: the
+// point is not stored, and an earlier point of the same series in the
+// request goes (Prometheus writes a staleness marker after it). The family
+// is present even if that leaves it empty, so that the push removes it.
+func (tr *translation) remove(g *groupBuilder, f *familyBuilder, ls labelList) {
+	if f.delta {
+		return
+	}
+	f.used = true
+	ref := seriesRef{f.id, tr.labelsHash(ls)}
+	if i, ok := g.series[ref]; ok && f.mf.Metric[i] != nil && sameLabels(f.mf.Metric[i].Label, ls) {
+		f.mf.Metric[i] = nil
+		f.holes++
+	}
+}
+
+// labelsHash hashes sorted labels, as the store's series identity does.
+func (tr *translation) labelsHash(ls labelList) uint64 {
+	tr.hash.Reset()
+	for _, l := range ls {
+		seriesid.HashLabel(&tr.hash, l.name, l.value)
+	}
+	return tr.hash.Sum64()
+}
+
+// sameLabels reports whether stored label pairs are ls.
+func sameLabels(pairs []*dto.LabelPair, ls labelList) bool {
+	if len(pairs) != len(ls) {
+		return false
+	}
+	for i, p := range pairs {
+		if p.GetName() != ls[i].name || p.GetValue() != ls[i].value {
+			return false
+		}
+	}
+	return true
+}
