@@ -121,7 +121,9 @@ func TestSeriesLabels(t *testing.T) {
 			func(s *Settings) { s.PromoteResourceAttributes = []string{"region", "zone"} },
 			`{region="eu",zone="z2"}`},
 		{"promoting all but the ignored ones", []string{"service.name", "svc", "region", "eu", "host.name", "h"}, nil,
-			func(s *Settings) { s.PromoteAllResourceAttributes, s.IgnoreResourceAttributes = true, []string{"host.name"} },
+			func(s *Settings) {
+				s.PromoteAllResourceAttributes, s.IgnoreResourceAttributes = true, []string{"host.name"}
+			},
 			`{region="eu",service_name="svc"}`},
 		{"scope metadata promoted", []string{"service.name", "svc"}, []string{"otel_scope_name", "mine"},
 			func(s *Settings) { s.PromoteScopeMetadata = true },
