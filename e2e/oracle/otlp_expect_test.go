@@ -1,0 +1,346 @@
+package oracle
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/otlptranslator"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/storage"
+	prw "github.com/prometheus/prometheus/storage/remote/otlptranslator/prometheusremotewrite"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// otlpSample is one sample Prometheus' translator appends.
+type otlpSample struct {
+	ls     labels.Labels
+	family string
+	v      float64
+	h      *histogram.Histogram
+}
+
+// stale reports whether the sample is the staleness marker Prometheus
+// writes for a NoRecordedValue point.
+func (s otlpSample) stale() bool {
+	if s.h != nil {
+		return value.IsStaleNaN(s.h.Sum)
+	}
+	return value.IsStaleNaN(s.v)
+}
+
+// captureAppender is a storage.AppenderV2 that keeps what the translator
+// appends, so that Prometheus' own translation is the expectation.
+type captureAppender struct {
+	samples []otlpSample
+}
+
+// Append records one sample; histograms are copied, since the translator
+// may reuse them.
+func (a *captureAppender) Append(_ storage.SeriesRef, ls labels.Labels, _, _ int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AOptions) (storage.SeriesRef, error) {
+	if fh != nil {
+		return 0, fmt.Errorf("unexpected float histogram for %s", ls)
+	}
+	s := otlpSample{ls: ls.Copy(), family: opts.MetricFamilyName, v: v}
+	if h != nil {
+		s.h = h.Copy()
+	}
+	a.samples = append(a.samples, s)
+	return storage.SeriesRef(len(a.samples)), nil
+}
+
+// Commit does nothing: the samples are read from the appender.
+func (a *captureAppender) Commit() error { return nil }
+
+// Rollback does nothing either.
+func (a *captureAppender) Rollback() error { return nil }
+
+// otlpSetup is one way of running the gateway for the OTLP oracle, and the
+// same settings for Prometheus' translator.
+type otlpSetup struct {
+	name     string
+	strategy otlptranslator.TranslationStrategyOption
+	utf8     bool
+}
+
+// otlpSetups are the gateway setups every seed of TestOTLPOracle runs
+// against: the default strategy, and UTF-8 names kept as sent.
+var otlpSetups = []otlpSetup{
+	{name: "UnderscoreEscapingWithSuffixes", strategy: otlptranslator.UnderscoreEscapingWithSuffixes},
+	{name: "NoUTF8EscapingWithSuffixes", strategy: otlptranslator.NoUTF8EscapingWithSuffixes, utf8: true},
+}
+
+// flags returns the gateway's command line for s.
+func (s otlpSetup) flags() []string {
+	f := []string{"--otlp.translation-strategy=" + string(s.strategy)}
+	if s.utf8 {
+		f = append(f, "--push.enable-utf8-names")
+	}
+	return f
+}
+
+// settings returns the translator's settings as Prometheus' receiver
+// derives them from its otlp: block with this strategy.
+func (s otlpSetup) settings(delta bool) prw.Settings {
+	return prw.Settings{
+		AddMetricSuffixes:     s.strategy.ShouldAddSuffixes(),
+		AllowUTF8:             !s.strategy.ShouldEscape(),
+		AllowDeltaTemporality: delta,
+	}
+}
+
+// translate runs Prometheus' translator over md's cumulative metrics (and
+// gauges and summaries), and separately over its delta metrics with delta
+// temporality allowed, and returns both sample lists. Deltas are summed by
+// the model as Prometheus' otlp-deltatocumulative would for one process.
+func (s otlpSetup) translate(ctx context.Context, md pmetric.Metrics) (cum, delta []otlpSample, err error) {
+	for _, wantDelta := range []bool{false, true} {
+		part := pmetric.NewMetrics()
+		md.CopyTo(part)
+		for i := range part.ResourceMetrics().Len() {
+			sms := part.ResourceMetrics().At(i).ScopeMetrics()
+			for j := range sms.Len() {
+				sms.At(j).Metrics().RemoveIf(func(m pmetric.Metric) bool { return isDelta(m) != wantDelta })
+			}
+		}
+		app := &captureAppender{}
+		if _, err := prw.NewPrometheusConverter(app).FromMetrics(ctx, part, s.settings(wantDelta)); err != nil {
+			return nil, nil, fmt.Errorf("Prometheus' translator: %w", err)
+		}
+		if wantDelta {
+			delta = app.samples
+		} else {
+			cum = app.samples
+		}
+	}
+	return cum, delta, nil
+}
+
+// isDelta reports whether m has delta temporality.
+func isDelta(m pmetric.Metric) bool {
+	switch m.Type() {
+	case pmetric.MetricTypeSum:
+		return m.Sum().AggregationTemporality() == pmetric.AggregationTemporalityDelta
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().AggregationTemporality() == pmetric.AggregationTemporalityDelta
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().AggregationTemporality() == pmetric.AggregationTemporalityDelta
+	}
+	return false
+}
+
+// otlpValue is a series' value in the model: a float or a native
+// histogram.
+type otlpValue struct {
+	v  float64
+	fh *histogram.FloatHistogram
+}
+
+// String renders the value so that equal values render alike.
+func (v otlpValue) String() string {
+	if v.fh != nil {
+		return histString(v.fh)
+	}
+	return floatString(v.v)
+}
+
+// otlpModel is what the gateway should serve: per group (its job), per
+// family, per series identity, the value.
+type otlpModel struct {
+	groups map[string]map[string]map[string]otlpValue
+	// labels keeps each series' normalised label set, for messages.
+	labels map[string]string
+	// unkeyed counts samples of resources without a job, which the model
+	// does not follow (the gateway's rule for them is its own).
+	unkeyed int
+}
+
+func newOTLPModel() *otlpModel {
+	return &otlpModel{groups: map[string]map[string]map[string]otlpValue{}, labels: map[string]string{}}
+}
+
+// apply adds one accepted request's translation: each group's cumulative
+// families that the request carries are replaced (the request's POST
+// semantics; a NoRecordedValue point, Prometheus' staleness marker, leaves
+// its series out), and delta samples are added to their series' sums.
+func (m *otlpModel) apply(cum, delta []otlpSample) {
+	carried := map[[2]string]bool{}
+	for _, s := range cum {
+		job := s.ls.Get(model.JobLabel)
+		if job == "" {
+			m.unkeyed++
+			continue
+		}
+		key := [2]string{job, s.family}
+		if !carried[key] {
+			carried[key] = true
+			m.family(job, s.family, true)
+		}
+		if s.stale() {
+			continue
+		}
+		id := otlpIdentity(s.ls)
+		m.labels[id] = id
+		m.family(job, s.family, false)[id] = sampleValue(s)
+	}
+	for _, s := range delta {
+		job := s.ls.Get(model.JobLabel)
+		if job == "" {
+			m.unkeyed++
+			continue
+		}
+		id := otlpIdentity(s.ls)
+		if s.family == "target_info" {
+			// target_info comes with both halves of a resource; it is
+			// replaced, not summed.
+			key := [2]string{job, s.family}
+			if !carried[key] {
+				carried[key] = true
+				m.family(job, s.family, true)
+			}
+			m.family(job, s.family, false)[id] = sampleValue(s)
+			continue
+		}
+		fam := m.family(job, s.family, false)
+		m.labels[id] = id
+		old, ok := fam[id]
+		nv := sampleValue(s)
+		switch {
+		case !ok:
+			fam[id] = nv
+		case nv.fh != nil && old.fh != nil:
+			sum, _, _, err := old.fh.Copy().Add(nv.fh)
+			if err != nil {
+				// Cannot happen with the catalog's fixed scales; show it.
+				fam[id] = otlpValue{v: math.NaN()}
+				continue
+			}
+			fam[id] = otlpValue{fh: sum}
+		default:
+			fam[id] = otlpValue{v: old.v + nv.v}
+		}
+	}
+}
+
+// family returns group job's family, emptied when reset.
+func (m *otlpModel) family(job, family string, reset bool) map[string]otlpValue {
+	g := m.groups[job]
+	if g == nil {
+		g = map[string]map[string]otlpValue{}
+		m.groups[job] = g
+	}
+	if reset || g[family] == nil {
+		g[family] = map[string]otlpValue{}
+	}
+	return g[family]
+}
+
+// series returns every series the model holds, by identity.
+func (m *otlpModel) series() map[string]string {
+	out := map[string]string{}
+	for _, g := range m.groups {
+		for _, f := range g {
+			for id, v := range f {
+				out[id] = v.String()
+			}
+		}
+	}
+	return out
+}
+
+// sampleValue converts a translated sample to a model value.
+func sampleValue(s otlpSample) otlpValue {
+	if s.h != nil {
+		return otlpValue{fh: s.h.ToFloat(nil)}
+	}
+	return otlpValue{v: s.v}
+}
+
+// otlpIdentity is the identity the comparison uses: the name and the
+// sorted non-empty labels, le and quantile as numbers (the translator
+// writes le="1", a scrape gives le="1.0"), without instance. The gateway's
+// group key leaves service.instance.id out by default (--otlp.group-by),
+// so its series carry no instance while Prometheus' receiver takes it from
+// service.instance.id: a documented difference, not a defect.
+func otlpIdentity(ls labels.Labels) string {
+	var name string
+	var pairs []string
+	ls.Range(func(l labels.Label) {
+		switch {
+		case l.Name == model.MetricNameLabel:
+			name = l.Value
+		case l.Value == "", l.Name == model.InstanceLabel:
+		case l.Name == model.BucketLabel || l.Name == model.QuantileLabel:
+			pairs = append(pairs, fmt.Sprintf("%q=%q", l.Name, numberString(l.Value)))
+		default:
+			pairs = append(pairs, fmt.Sprintf("%q=%q", l.Name, l.Value))
+		}
+	})
+	sort.Strings(pairs)
+	return fmt.Sprintf("%q{%s}", name, strings.Join(pairs, ","))
+}
+
+// numberString renders a number in one spelling.
+func numberString(s string) string {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// floatString renders a float; every NaN is "NaN".
+func floatString(f float64) string {
+	if math.IsNaN(f) {
+		return "NaN"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// histString renders a native histogram by what Prometheus compares:
+// schema, zero bucket, count, sum and the non-empty buckets by index, so
+// that two layouts of the same buckets (spans split or joined, empty
+// buckets listed or not) render alike.
+func histString(fh *histogram.FloatHistogram) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "native{schema=%d zero=%g/%s count=%s sum=%s", fh.Schema, fh.ZeroThreshold, floatString(fh.ZeroCount), floatString(fh.Count), floatString(fh.Sum))
+	for it := fh.PositiveBucketIterator(); it.Next(); {
+		if bk := it.At(); bk.Count != 0 {
+			fmt.Fprintf(&b, " +%d:%s", bk.Index, floatString(bk.Count))
+		}
+	}
+	for it := fh.NegativeBucketIterator(); it.Next(); {
+		if bk := it.At(); bk.Count != 0 {
+			fmt.Fprintf(&b, " -%d:%s", bk.Index, floatString(bk.Count))
+		}
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// scrapedSeries returns the scraped series of the model's groups, by
+// identity, without the groups' push times.
+func scrapedSeries(samples []sample, jobs map[string]map[string]map[string]otlpValue) map[string]string {
+	out := map[string]string{}
+	for _, s := range samples {
+		if _, ok := jobs[s.ls.Get(model.JobLabel)]; !ok || timeNames[s.ls.Get(model.MetricNameLabel)] {
+			continue
+		}
+		id := otlpIdentity(s.ls)
+		switch {
+		case s.h != nil:
+			out[id] = histString(s.h.ToFloat(nil))
+		case s.fh != nil:
+			out[id] = histString(s.fh)
+		default:
+			out[id] = floatString(s.v)
+		}
+	}
+	return out
+}

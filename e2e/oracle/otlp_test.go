@@ -1,0 +1,227 @@
+package oracle
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+)
+
+// otlpDefaultDuration bounds TestOTLPOracle's run per setup unless
+// ORACLE_OTLP_DURATION says otherwise.
+const otlpDefaultDuration = 10 * time.Second
+
+// otlpStats counts what an OTLP run compared.
+type otlpStats struct {
+	sequences, requests, points, compared, checks, unkeyed int
+}
+
+func (s otlpStats) String() string {
+	return fmt.Sprintf("%d sequences, %d requests with %d points, %d scrapes checked, %d series comparisons, %d samples of resources without a job not compared",
+		s.sequences, s.requests, s.points, s.checks, s.compared, s.unkeyed)
+}
+
+// otlpFailure is the first difference of a sequence: at which request,
+// what, and the request itself.
+type otlpFailure struct {
+	at      int
+	class   string
+	detail  string
+	request pmetric.Metrics
+}
+
+// TestOTLPOracle sends random OTLP requests (dotted names with units,
+// attributes that collide once sanitised, every point kind including
+// exponential histograms at scales -4 to 12 and deltas, exemplars, NaN and
+// ±Inf, NoRecordedValue points, resources and scopes without anything)
+// to the gateway's /otlp/v1/metrics, translates each in-process with
+// Prometheus' own translator (storage/remote/otlptranslator/
+// prometheusremotewrite of v0.316.0, with deltas summed per series as
+// otlp-deltatocumulative does for one process), and after every request
+// requires the gateway's protobuf scrape, parsed by Prometheus 3, to hold
+// exactly the model's series and values for every group the sequence
+// touched, and every scrape to pass the module's validity checks.
+//
+// ORACLE_SEED picks the first seed; ORACLE_OPS the requests per sequence
+// (default 50); ORACLE_OTLP_DURATION how long each setup runs new seeds
+// (default 10s; at least ORACLE_SEEDS sequences run when that is set).
+func TestOTLPOracle(t *testing.T) {
+	bin := gatewayBinary(t)
+	p := readParams(t)
+	duration := otlpDefaultDuration
+	if s := os.Getenv("ORACLE_OTLP_DURATION"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("ORACLE_OTLP_DURATION=%q: %v", s, err)
+		}
+		duration = d
+	}
+	minSeeds := 1
+	if os.Getenv("ORACLE_SEEDS") != "" {
+		minSeeds = p.seeds
+	}
+	for _, setup := range otlpSetups {
+		t.Run(setup.name, func(t *testing.T) {
+			ctx := context.Background()
+			began := time.Now()
+			var total otlpStats
+			reported := map[string]bool{}
+			for i := 0; i < minSeeds || time.Since(began) < duration; i++ {
+				seed := p.seed + uint64(i)
+				f, st, err := runOTLP(ctx, bin, setup, seed, p.ops)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				total.add(st)
+				if f != nil && !reported[f.class] {
+					reported[f.class] = true
+					t.Error(otlpReport(ctx, bin, setup, seed, p.ops, f))
+				}
+			}
+			t.Logf("%s: seeds %d–%d in %v: %v; %d difference classes", setup.name, p.seed, p.seed+uint64(total.sequences)-1, time.Since(began).Round(time.Millisecond), total, len(reported))
+		})
+	}
+}
+
+// add adds o's counts to s.
+func (s *otlpStats) add(o otlpStats) {
+	s.sequences += o.sequences
+	s.requests += o.requests
+	s.points += o.points
+	s.compared += o.compared
+	s.checks += o.checks
+	s.unkeyed += o.unkeyed
+}
+
+// runOTLP replays seed's sequence of n requests against a fresh gateway
+// and returns its first difference.
+func runOTLP(ctx context.Context, bin string, setup otlpSetup, seed uint64, n int) (*otlpFailure, otlpStats, error) {
+	gen := newOTLPGen(seed, time.Now().Add(-time.Hour).Truncate(time.Second))
+	reqs := make([]pmetric.Metrics, n)
+	points := make([]int, n)
+	for i := range reqs {
+		reqs[i], points[i] = gen.request()
+	}
+	return replayOTLP(ctx, bin, setup, reqs, points)
+}
+
+// replayOTLP sends reqs to a fresh gateway of setup, checking after each.
+func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric.Metrics, points []int) (*otlpFailure, otlpStats, error) {
+	st := otlpStats{sequences: 1}
+	gw, err := startGateway(bin, setup.flags()...)
+	if err != nil {
+		return nil, st, err
+	}
+	defer gw.stop()
+	m := newOTLPModel()
+	for i, md := range reqs {
+		st.requests++
+		if points != nil {
+			st.points += points[i]
+		}
+		fail := func(class, format string, args ...any) (*otlpFailure, otlpStats, error) {
+			st.unkeyed = m.unkeyed
+			return &otlpFailure{at: i, class: class, detail: fmt.Sprintf(format, args...), request: md}, st, nil
+		}
+		cum, delta, err := setup.translate(ctx, md)
+		if err != nil {
+			return fail("Prometheus' translator refuses a generated request", "%v", err)
+		}
+		body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+		if err != nil {
+			return nil, st, fmt.Errorf("marshal request %d: %w", i+1, err)
+		}
+		resp, err := send(ctx, "POST", gw.url+"/otlp/v1/metrics", body, "Content-Type", "application/x-protobuf")
+		if err != nil {
+			return fail("gateway unreachable", "%v; log: %s", err, gw.output())
+		}
+		if resp.status != 200 {
+			return fail(fmt.Sprintf("the gateway answers %d to a request Prometheus' translator accepts", resp.status), "%s", clip(resp.body, 400))
+		}
+		er := pmetricotlp.NewExportResponse()
+		if err := er.UnmarshalProto(resp.body); err != nil {
+			return fail("the gateway's answer is not an ExportMetricsServiceResponse", "%v: %q", err, clip(resp.body, 200))
+		}
+		if ps := er.PartialSuccess(); ps.RejectedDataPoints() != 0 {
+			return fail("the gateway refuses points Prometheus' translator accepts", "%d points: %s", ps.RejectedDataPoints(), ps.ErrorMessage())
+		}
+		m.apply(cum, delta)
+
+		// The canonical scrape (protobuf, names as stored, native
+		// histograms) is compared; it and Prometheus 3's own default
+		// scrape pass every check of one answer.
+		var canon *scrapeResult
+		for _, vn := range []string{canonicalVariant, "prometheus-3"} {
+			res, err := scrape(ctx, gw.url, variants[variantIndex(vn)])
+			if err != nil {
+				return fail("gateway unreachable", "%v; log: %s", err, gw.output())
+			}
+			st.checks++
+			if len(res.violations) > 0 {
+				return fail("a scrape after an OTLP request fails a validity check: "+res.violations[0].check, "%v", res.violations[0])
+			}
+			if vn == canonicalVariant {
+				canon = res
+			}
+		}
+		want := m.series()
+		got := scrapedSeries(canon.samples, m.groups)
+		st.compared += len(want)
+		if d := otlpDiff(want, got); d != "" {
+			return fail("the gateway's series differ from Prometheus' translation", "%s", d)
+		}
+	}
+	st.unkeyed = m.unkeyed
+	return nil, st, nil
+}
+
+// otlpDiff lists the series whose values differ, and those only one side
+// has; "" when none.
+func otlpDiff(want, got map[string]string) string {
+	var lines []string
+	for id, w := range want {
+		g, ok := got[id]
+		switch {
+		case !ok:
+			lines = append(lines, "missing  "+id+" "+w)
+		case g != w:
+			lines = append(lines, "value    "+id+" = "+g+", Prometheus "+w)
+		}
+	}
+	for id, g := range got {
+		if _, ok := want[id]; !ok {
+			lines = append(lines, "extra    "+id+" "+g)
+		}
+	}
+	sort.Strings(lines)
+	if len(lines) > 12 {
+		lines = append(lines[:12], fmt.Sprintf("… and %d more", len(lines)-12))
+	}
+	return strings.Join(lines, "\n    ")
+}
+
+// otlpReport renders a difference: the seed to replay it, the request
+// that showed it (as OTLP JSON, as curl would send it), and a shrunk
+// request when one request on a fresh gateway shows the same class.
+func otlpReport(ctx context.Context, bin string, setup otlpSetup, seed uint64, n int, f *otlpFailure) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "DIFFERENCE %s\n  setup %s (flags %s), request %d of seed %d\n    %s\n",
+		f.class, setup.name, strings.Join(setup.flags(), " "), f.at+1, seed, f.detail)
+	fmt.Fprintf(&b, "  replay: cd e2e/oracle && ORACLE_SEED=%d ORACLE_SEEDS=1 ORACLE_OPS=%d ORACLE_OTLP_DURATION=0 go test -run 'TestOTLPOracle/%s$' .\n", seed, n, setup.name)
+	req := f.request
+	if small, sf, ok := shrinkOTLP(ctx, bin, setup, f); ok {
+		req = small
+		fmt.Fprintf(&b, "  one request on a fresh gateway shows it, shrunk to:\n    %s\n", sf.detail)
+	} else {
+		b.WriteString("  (needs the requests before it; the failing request as sent:)\n")
+	}
+	js, _ := (&pmetric.JSONMarshaler{}).MarshalMetrics(req)
+	fmt.Fprintf(&b, "  curl -H 'Content-Type: application/json' --data-binary '%s' U/otlp/v1/metrics\n", js)
+	return b.String()
+}
