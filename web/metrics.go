@@ -31,6 +31,7 @@ type metrics struct {
 	pushDuration *prometheus.SummaryVec
 	pushSize     *prometheus.SummaryVec
 	rejected     *prometheus.CounterVec
+	otlp         otlpMetrics
 }
 
 // newMetrics registers the HTTP metrics, the build info and the store's size
@@ -91,7 +92,9 @@ func newMetrics(reg *prometheus.Registry, opts Options) (*metrics, error) {
 	} {
 		limitGauge.WithLabelValues(name).Set(float64(v))
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series, limitGauge} {
+	otlpm, otlpCollectors := newOTLPMetrics()
+	m.otlp = otlpm
+	for _, c := range append([]prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series, limitGauge}, otlpCollectors...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -202,10 +205,10 @@ func OwnFamilies() []*dto.MetricFamily {
 	fam := func(name, help string, typ dto.MetricType) *dto.MetricFamily {
 		return &dto.MetricFamily{Name: proto.String(name), Help: proto.String(help), Type: typ.Enum()}
 	}
-	return []*dto.MetricFamily{
+	return append([]*dto.MetricFamily{
 		fam("pushgateway_http_requests_total", requestsHelp, dto.MetricType_COUNTER),
 		fam("pushgateway_http_push_duration_seconds", pushDurationHelp, dto.MetricType_SUMMARY),
 		fam("pushgateway_http_push_size_bytes", pushSizeHelp, dto.MetricType_SUMMARY),
 		fam("pushgate_rejected_requests_total", rejectedHelp, dto.MetricType_COUNTER),
-	}
+	}, otlpOwnFamilies()...)
 }

@@ -37,7 +37,11 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if err != nil {
 		return nil, fmt.Errorf("load web UI: %w", err)
 	}
-	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, scrapes: scrape.NewWriter(), ownFamilies: OwnFamilies()}
+	translate, err := newOTLPTranslate(opts)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP settings: %w", err)
+	}
+	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, scrapes: scrape.NewWriter(), ownFamilies: OwnFamilies(), otlpTranslate: translate}
 	h.routes = newRouteTable(h)
 	return h, nil
 }

@@ -34,6 +34,11 @@ const (
 	readers
 	// pushers: a credential whose push selectors match the group.
 	pushers
+	// groupPushers: a credential that may push, to the groups the request
+	// turns out to write (OTLP: known only once the body is translated).
+	// The route authenticates; the handler checks each group
+	// (otlpPermit).
+	groupPushers
 	// admins: an admin credential.
 	admins
 )
@@ -45,6 +50,10 @@ const (
 type route struct {
 	pattern string
 	match   pathMatch
+	// suffix, for a groupingPath row, is what the path ends with after
+	// the grouping path ("/v1/metrics" for OTLP); the handler is given the
+	// grouping path without it.
+	suffix string
 	// methods are the methods the row serves; nil serves every method
 	// (the handler answers).
 	methods []string
@@ -88,6 +97,15 @@ func newRouteTable(h *Handler) routeTable {
 			h.push(w, r, rest, method)
 		}
 	}
+	post := []string{http.MethodPost}
+	otlpRoute := func(w http.ResponseWriter, r *http.Request, _ string) {
+		reserveStack()
+		h.otlp(w, r, "")
+	}
+	otlpGroupRoute := func(w http.ResponseWriter, r *http.Request, rest string) {
+		reserveStack()
+		h.otlp(w, r, rest)
+	}
 	t := routeTable{
 		{pattern: "/metrics/", match: groupingPath, methods: []string{http.MethodPut}, name: "push", counted: true, write: true, loading: "push", permission: pushers, serve: push(store.Replace)},
 		{pattern: "/metrics/", match: groupingPath, methods: []string{http.MethodPost}, name: "push", counted: true, write: true, loading: "push", permission: pushers, serve: push(store.Merge)},
@@ -96,6 +114,11 @@ func newRouteTable(h *Handler) routeTable {
 			reserveStack()
 			h.delete(w, r, rest)
 		}},
+		// OTLP/HTTP metrics (otlp.go): written like a POST push, group
+		// by group.
+		{pattern: "/otlp/v1/metrics", methods: post, name: otlpHandler, counted: true, write: true, loading: "push", permission: groupPushers, serve: otlpRoute},
+		{pattern: "/otlp/", match: groupingPath, suffix: "/v1/metrics", methods: post, name: otlpHandler, counted: true, write: true, loading: "push", permission: groupPushers, serve: otlpGroupRoute},
+		{pattern: "/api/v1/otlp/v1/metrics", methods: post, name: otlpHandler, counted: true, write: true, loading: "push", permission: groupPushers, serve: otlpRoute},
 		{pattern: o.TelemetryPath, methods: getHead, name: "metrics", loading: "metrics", permission: readers, serve: plain(h.scrape)},
 		{pattern: "/-/healthy", methods: getHead, name: "healthy", counted: true, serve: plain(h.healthy)},
 		{pattern: "/-/ready", methods: getHead, name: "ready", counted: true, serve: plain(h.ready)},
@@ -163,6 +186,9 @@ func (rt *route) matches(path, escaped string) (string, bool) {
 	switch rt.match {
 	case groupingPath:
 		rest, ok := strings.CutPrefix(escaped, rt.pattern)
+		if ok && rt.suffix != "" {
+			rest, ok = strings.CutSuffix(rest, rt.suffix)
+		}
 		if ok && (strings.HasPrefix(rest, "job/") || strings.HasPrefix(rest, "job@base64/")) {
 			return rest, true
 		}

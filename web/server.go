@@ -10,8 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/pushgate/pushgate/access"
+	"github.com/pushgate/pushgate/otlp"
 	"github.com/pushgate/pushgate/scrape"
 	"github.com/pushgate/pushgate/store"
 )
@@ -51,6 +53,8 @@ type Options struct {
 	EnablePprof bool
 	// MaxBodyBytes limits a push body after decompression (0: no limit).
 	MaxBodyBytes int64
+	// OTLP configures the OTLP/HTTP metrics endpoints.
+	OTLP OTLPOptions
 	// Flags lists every application flag and its value for /api/v1/status.
 	Flags map[string]string
 	// Build describes the binary.
@@ -125,6 +129,8 @@ type Handler struct {
 	rejects     rejectLog
 	// routes is the route table (routes.go), built from opts.
 	routes routeTable
+	// otlpTranslate translates OTLP requests (Options.OTLP).
+	otlpTranslate func(pmetric.Metrics, map[string]string, time.Time) ([]otlp.Group, error)
 }
 
 // store returns the store this request works on (Options.CurrentStore).

@@ -180,7 +180,7 @@ func (c *clusterFlags) password() (string, error) {
 // settings differ refuses to start.
 func clusterSettings(c *config, routePrefix string) map[string]string {
 	itoa := strconv.Itoa
-	return map[string]string{
+	m := map[string]string{
 		"push.enable-utf8-names":         strconv.FormatBool(c.utf8Names),
 		"push.disable-consistency-check": strconv.FormatBool(c.disableConsistencyCheck),
 		"push.max-body-bytes":            strconv.FormatInt(c.maxBodyBytes, 10),
@@ -193,4 +193,6 @@ func clusterSettings(c *config, routePrefix string) map[string]string {
 		"web.telemetry-path":             c.telemetryPath,
 		"web.route-prefix":               routePrefix,
 	}
+	c.otlp.clusterSettings(m)
+	return m
 }

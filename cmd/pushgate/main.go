@@ -34,6 +34,7 @@ import (
 
 	"github.com/pushgate/pushgate/access"
 	"github.com/pushgate/pushgate/limits"
+	"github.com/pushgate/pushgate/otlp"
 	"github.com/pushgate/pushgate/store"
 	"github.com/pushgate/pushgate/web"
 )
@@ -70,6 +71,9 @@ type config struct {
 	app                     *kingpin.Application
 	gc                      gcSettings
 	cluster                 clusterFlags
+	otlp                    otlpFlags
+	// otlpSettings are the --otlp.* flags, validated.
+	otlpSettings otlp.Settings
 }
 
 // parseCommandLine declares the reference Pushgateway's flags, with its names
@@ -102,6 +106,7 @@ func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*co
 	addLimitFlags(app, &c.limits, &c.server)
 	addGCFlags(app, &c.gc)
 	addClusterFlags(app, &c.cluster)
+	addOTLPFlags(app, &c.otlp)
 	promslogflag.AddFlags(app, c.log)
 	if _, err := app.Parse(args); err != nil {
 		return nil, nameFailedFlag(app, args, err)
@@ -117,6 +122,10 @@ func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*co
 	}
 	if err := c.cluster.check(c.persistenceFile); err != nil {
 		return nil, err
+	}
+	var err error
+	if c.otlpSettings, err = c.otlp.settings(c.utf8Names); err != nil {
+		return nil, fmt.Errorf("invalid --otlp.* flags: %w", err)
 	}
 	if c.persistenceInterval < 0 {
 		return nil, fmt.Errorf("--persistence.interval must not be negative, got %s", c.persistenceInterval)
@@ -267,6 +276,7 @@ func run(prog string, args []string, stdout, stderr io.Writer) (code int) {
 		EnablePprof:             c.enablePprof,
 		Permissions:             permissions,
 		MaxBodyBytes:            c.maxBodyBytes,
+		OTLP:                    web.OTLPOptions{Settings: c.otlpSettings},
 		Flags:                   flagValues(c.app),
 		Build:                   buildInfo(),
 		StartTime:               time.Now(),
