@@ -1,9 +1,11 @@
 package otlp
 
 import (
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
@@ -49,17 +51,44 @@ func (p *pointContext) exemplars(es pmetric.ExemplarSlice) ([]exemplarRef, error
 	return out, nil
 }
 
-// latest returns the exemplar with the latest timestamp, the last of those
-// that share it: a counter or a classic bucket carries one exemplar, and
-// Prometheus' exemplar storage keeps the latest.
-func latest(exs []exemplarRef) exemplarRef {
+// latest returns the exemplar Prometheus appends last of exs: it sorts a
+// sample's exemplars by timestamp, then value. A counter or a classic
+// bucket carries one exemplar, so the gateway keeps that one.
+func (t *Translator) latest(exs []exemplarRef) exemplarRef {
 	best := exs[0]
 	for _, e := range exs[1:] {
-		if e.ex.Timestamp() >= best.ex.Timestamp() {
+		if t.compareExemplars(e, best) >= 0 {
 			best = e
 		}
 	}
 	return best
+}
+
+// compareExemplars orders exemplars as Prometheus sorts them before
+// appending: by timestamp, then value, then labels (built only for such
+// a tie).
+func (t *Translator) compareExemplars(a, b exemplarRef) int {
+	if c := compareTimestamps(a.ex.Timestamp(), b.ex.Timestamp()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.value, b.value); c != 0 {
+		return c
+	}
+	return compareLabelLists(t.exemplarLabels(a.ex), t.exemplarLabels(b.ex))
+}
+
+// compareLabelLists orders sorted label lists as Prometheus orders label
+// sets: label by label, name then value, a prefix first.
+func compareLabelLists(a, b labelList) int {
+	for i := range min(len(a), len(b)) {
+		if c := strings.Compare(a[i].name, b[i].name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a[i].value, b[i].value); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // dtoExemplar converts an exemplar as Prometheus does: trace_id and
@@ -72,25 +101,33 @@ func latest(exs []exemplarRef) exemplarRef {
 // repeats another, is left out.
 func (p *pointContext) dtoExemplar(e exemplarRef) *dto.Exemplar {
 	a := &p.tr.arena
-	ls := make(labelList, 0, 2+e.ex.FilteredAttributes().Len())
+	out := &dto.Exemplar{Label: a.labelPairs(p.tr.t.exemplarLabels(e.ex)), Value: a.float(e.value)}
+	if ts := e.ex.Timestamp(); ts != 0 {
+		out.Timestamp = timestamppb.New(ts.AsTime())
+	}
+	return out
+}
+
+// exemplarLabels returns an exemplar's labels, sorted (see dtoExemplar).
+func (t *Translator) exemplarLabels(ex pmetric.Exemplar) labelList {
+	ls := make(labelList, 0, 2+ex.FilteredAttributes().Len())
 	runes := 0
-	if id := e.ex.TraceID(); !id.IsEmpty() {
+	if id := ex.TraceID(); !id.IsEmpty() {
 		v := hex.EncodeToString(id[:])
 		ls = append(ls, label{traceIDLabel, v})
 		runes += len(traceIDLabel) + len(v)
 	}
-	if id := e.ex.SpanID(); !id.IsEmpty() {
+	if id := ex.SpanID(); !id.IsEmpty() {
 		v := hex.EncodeToString(id[:])
 		ls = append(ls, label{spanIDLabel, v})
 		runes += len(spanIDLabel) + len(v)
 	}
 	fixed := len(ls)
-	attrs := e.ex.FilteredAttributes()
-	for k, v := range attrs.All() {
+	for k, v := range ex.FilteredAttributes().All() {
 		if (k == traceIDLabel || k == spanIDLabel) && ls[:fixed].get(k) != "" {
 			continue
 		}
-		name, err := p.tr.t.exemplarLabelName(k)
+		name, err := t.exemplarLabelName(k)
 		if err != nil || ls.get(name) != "" {
 			continue
 		}
@@ -105,11 +142,7 @@ func (p *pointContext) dtoExemplar(e exemplarRef) *dto.Exemplar {
 		ls = ls[:fixed]
 	}
 	slices.SortFunc(ls, compareLabels)
-	out := &dto.Exemplar{Label: a.labelPairs(ls), Value: a.float(e.value)}
-	if ts := e.ex.Timestamp(); ts != 0 {
-		out.Timestamp = timestamppb.New(ts.AsTime())
-	}
-	return out
+	return ls
 }
 
 // exemplarLabelName is the label name of an exemplar attribute.
@@ -123,12 +156,10 @@ func (t *Translator) exemplarLabelName(k string) (string, error) {
 	return t.attrName(k)
 }
 
-// sortedByTime returns exs' exemplars sorted by timestamp (stable), as
-// Prometheus' appender requires them.
+// sortedByTime returns exs' exemplars in the order Prometheus appends
+// them (see compareExemplars).
 func (p *pointContext) sortedByTime(exs []exemplarRef) []*dto.Exemplar {
-	slices.SortStableFunc(exs, func(a, b exemplarRef) int {
-		return compareTimestamps(a.ex.Timestamp(), b.ex.Timestamp())
-	})
+	slices.SortStableFunc(exs, p.tr.t.compareExemplars)
 	out := make([]*dto.Exemplar, len(exs))
 	for i, e := range exs {
 		out[i] = p.dtoExemplar(e)

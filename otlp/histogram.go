@@ -76,7 +76,7 @@ func (p *pointContext) histograms(pts pmetric.HistogramDataPointSlice) {
 				next++
 			}
 			if next > first {
-				b.Exemplar = p.dtoExemplar(latest(exs[first:next]))
+				b.Exemplar = p.dtoExemplar(p.tr.t.latest(exs[first:next]))
 			}
 			h.Bucket[j] = b
 		}
@@ -84,7 +84,7 @@ func (p *pointContext) histograms(pts pmetric.HistogramDataPointSlice) {
 			b := &bs[n]
 			b.UpperBound = a.float(math.Inf(1))
 			b.CumulativeCount = a.uint(pt.Count())
-			b.Exemplar = p.dtoExemplar(latest(exs[next:]))
+			b.Exemplar = p.dtoExemplar(p.tr.t.latest(exs[next:]))
 			h.Bucket = append(h.Bucket, b)
 		}
 		m := a.metrics.new()

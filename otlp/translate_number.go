@@ -128,7 +128,7 @@ func (p *pointContext) numbers(pts pmetric.NumberDataPointSlice, monotonic bool)
 			c.Value = a.float(v)
 			c.CreatedTimestamp = p.created(pt.StartTimestamp())
 			if len(exs) > 0 {
-				c.Exemplar = p.dtoExemplar(latest(exs))
+				c.Exemplar = p.dtoExemplar(p.tr.t.latest(exs))
 			}
 			m.Counter = c
 		} else {
