@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+)
+
+// otlpExchange is one OTLP request and the gateway's answer to it.
+type otlpExchange struct {
+	path, contentType, contentEncoding string
+	body                               []byte
+	status                             int
+	respType                           string
+	respBody                           []byte
+}
+
+// otlpRecorder is a loopback proxy in front of a gateway that keeps every
+// request an SDK sends through it, with the answer: the test replays a
+// captured request byte for byte.
+type otlpRecorder struct {
+	*httptest.Server
+	target    string
+	mu        sync.Mutex
+	exchanges []otlpExchange
+}
+
+// startOTLPRecorder starts a recorder forwarding to the gateway at target.
+func startOTLPRecorder(t *testing.T, target string) *otlpRecorder {
+	t.Helper()
+	rec := &otlpRecorder{target: target}
+	rec.Server = httptest.NewServer(http.HandlerFunc(rec.serve))
+	t.Cleanup(rec.Close)
+	return rec
+}
+
+func (rec *otlpRecorder) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	x := otlpExchange{
+		path:            r.URL.Path,
+		contentType:     r.Header.Get("Content-Type"),
+		contentEncoding: r.Header.Get("Content-Encoding"),
+		body:            body,
+	}
+	header := []string{"Content-Type", x.contentType}
+	if x.contentEncoding != "" {
+		header = append(header, "Content-Encoding", x.contentEncoding)
+	}
+	resp, err := doRequest(r.Context(), r.Method, rec.target+r.URL.RequestURI(), body, header...)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	x.status, x.respType, x.respBody = resp.Status, resp.Header.Get("Content-Type"), resp.Body
+	rec.mu.Lock()
+	rec.exchanges = append(rec.exchanges, x)
+	rec.mu.Unlock()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+// take returns the exchanges recorded so far and forgets them.
+func (rec *otlpRecorder) take() []otlpExchange {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	x := rec.exchanges
+	rec.exchanges = nil
+	return x
+}
+
+// curlReplay POSTs x's request with the curl binary, with x's Content-Type
+// and Content-Encoding, to u, and returns the exchange with curl's answer.
+func curlReplay(t *testing.T, curlBin, u string, x otlpExchange) otlpExchange {
+	t.Helper()
+	dir := t.TempDir()
+	reqFile, respFile := filepath.Join(dir, "request"), filepath.Join(dir, "response")
+	if err := os.WriteFile(reqFile, x.body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-sS", "-X", "POST", "-o", respFile, "-w", "%{http_code} %{content_type}",
+		"-H", "Content-Type: " + x.contentType, "--data-binary", "@" + reqFile}
+	if x.contentEncoding != "" {
+		args = append(args, "-H", "Content-Encoding: "+x.contentEncoding)
+	}
+	cmd := exec.Command(curlBin, append(args, u)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("curl %v: %v\n%s", args, err, stderr.String())
+	}
+	code, ctype, _ := strings.Cut(stdout.String(), " ")
+	status, err := strconv.Atoi(code)
+	if err != nil {
+		t.Fatalf("curl %v: status %q", args, stdout.String())
+	}
+	body, err := os.ReadFile(respFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := x
+	out.status, out.respType, out.respBody = status, ctype, body
+	return out
+}
+
+// requireAccepted checks that the answer is a 200 ExportMetricsServiceResponse
+// in the request's encoding whose partial_success rejects exactly rejected
+// points and, when it rejects any, names the overlap of their windows.
+func (x otlpExchange) requireAccepted(rejected int64) error {
+	if x.status != http.StatusOK {
+		return fmt.Errorf("answer %d %s %q, want 200", x.status, x.respType, x.respBody)
+	}
+	reqType, _, _ := mime.ParseMediaType(x.contentType)
+	respType, _, err := mime.ParseMediaType(x.respType)
+	if err != nil || respType != reqType {
+		return fmt.Errorf("answer's Content-Type %q, want the request's %q", x.respType, reqType)
+	}
+	resp := pmetricotlp.NewExportResponse()
+	if respType == "application/json" {
+		err = resp.UnmarshalJSON(x.respBody)
+	} else {
+		err = resp.UnmarshalProto(x.respBody)
+	}
+	if err != nil {
+		return fmt.Errorf("answer %q is not an ExportMetricsServiceResponse: %w", x.respBody, err)
+	}
+	ps := resp.PartialSuccess()
+	if ps.RejectedDataPoints() != rejected {
+		return fmt.Errorf("partial_success rejects %d points (%q), want %d", ps.RejectedDataPoints(), ps.ErrorMessage(), rejected)
+	}
+	if rejected > 0 && !strings.Contains(strings.ToLower(ps.ErrorMessage()), "overlap") {
+		return fmt.Errorf("partial_success message %q does not name the overlap", ps.ErrorMessage())
+	}
+	return nil
+}
+
+// describeRequest renders the request for a failure report: its headers,
+// and the body as JSON (decoded and re-encoded by pdata) with the raw bytes
+// in base64, so that it can be replayed.
+func (x otlpExchange) describeRequest() string {
+	req := pmetricotlp.NewExportRequest()
+	var err error
+	if mt, _, _ := mime.ParseMediaType(x.contentType); mt == "application/json" {
+		err = req.UnmarshalJSON(x.body)
+	} else {
+		err = req.UnmarshalProto(x.body)
+	}
+	decoded := "(not decodable: " + fmt.Sprint(err) + ")"
+	if err == nil {
+		if b, err := req.MarshalJSON(); err == nil {
+			decoded = string(b)
+		}
+	}
+	return fmt.Sprintf("POST %s Content-Type: %s Content-Encoding: %q (%d bytes)\nas JSON: %s\nbase64: %s",
+		x.path, x.contentType, x.contentEncoding, len(x.body), decoded, base64.StdEncoding.EncodeToString(x.body))
+}
