@@ -2,6 +2,8 @@ package otlp
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
@@ -45,23 +47,75 @@ func (t *Translator) header(m pmetric.Metric) (familyHeader, error) {
 	default:
 		return h, fmt.Errorf("metric %q has no data of a known type", m.Name())
 	}
-	name, err := t.metricNamer.Build(om)
+	names, err := t.names.get(om, t.buildNames)
 	if err != nil {
 		return h, fmt.Errorf("metric %q: %w", m.Name(), err)
 	}
-	if !exposition.ValidMetricName(name, t.settings.UTF8Names) {
-		return h, fmt.Errorf("metric %q: name %q is not valid", m.Name(), name)
-	}
-	h.name = name
+	h.name, h.unit = names.name, names.unit
 	h.help = m.Description()
 	if !utf8.ValidString(h.help) {
 		return h, fmt.Errorf("metric %q: its description is not valid UTF-8", m.Name())
 	}
-	if u := m.Unit(); u != "" {
-		h.unit = t.unitNamer.Build(u)
-		if !utf8.ValidString(h.unit) {
-			return h, fmt.Errorf("metric %q: its unit is not valid UTF-8", m.Name())
+	return h, nil
+}
+
+// headerNames are a metric's family name and unit.
+type headerNames struct {
+	name, unit string
+}
+
+// buildNames builds a metric's family name and unit.
+func (t *Translator) buildNames(om otlptranslator.Metric) (headerNames, error) {
+	name, err := t.metricNamer.Build(om)
+	if err != nil {
+		return headerNames{}, err
+	}
+	if !exposition.ValidMetricName(name, t.settings.UTF8Names) {
+		return headerNames{}, fmt.Errorf("name %q is not valid", name)
+	}
+	out := headerNames{name: name}
+	if om.Unit != "" {
+		out.unit = t.unitNamer.Build(om.Unit)
+		if !utf8.ValidString(out.unit) {
+			return headerNames{}, fmt.Errorf("its unit is not valid UTF-8")
 		}
 	}
-	return h, nil
+	return out, nil
+}
+
+// maxCachedNames bounds the name cache: names come from clients.
+const maxCachedNames = 4096
+
+// nameCache remembers the names built for a (name, unit, type): a job
+// sends the same metrics on every push, and building a name costs the
+// namer about five allocations (a third of a typical request's).
+type nameCache struct {
+	mu sync.RWMutex
+	m  map[otlptranslator.Metric]headerNames
+}
+
+// get returns the names of om, built by build on a miss. Failures are not
+// remembered.
+func (c *nameCache) get(om otlptranslator.Metric, build func(otlptranslator.Metric) (headerNames, error)) (headerNames, error) {
+	c.mu.RLock()
+	n, ok := c.m[om]
+	c.mu.RUnlock()
+	if ok {
+		return n, nil
+	}
+	n, err := build(om)
+	if err != nil {
+		return n, err
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[otlptranslator.Metric]headerNames)
+	}
+	if len(c.m) < maxCachedNames {
+		// Cloned: the request's strings must not be kept alive.
+		om.Name, om.Unit = strings.Clone(om.Name), strings.Clone(om.Unit)
+		c.m[om] = n
+	}
+	c.mu.Unlock()
+	return n, nil
 }

@@ -28,6 +28,7 @@ type Translator struct {
 	// promoteAll, the set of those not promoted.
 	promote    map[string]struct{}
 	promoteAll bool
+	names      nameCache
 }
 
 // NewTranslator validates s (see Settings.Validate, which trims s's
@@ -95,6 +96,7 @@ func (t *Translator) Translate(md pmetric.Metrics, urlLabels map[string]string, 
 	}
 	tr := &translation{t: t, maxTime: pcommon.NewTimestampFromTime(now.Add(maxAheadTime))}
 	tr.hash.SetSeed(maphash.MakeSeed())
+	tr.arena.reserve(sizeOf(md))
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		if err := tr.resource(rms.At(i), key); err != nil {
@@ -169,9 +171,10 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 		sc, err := tr.t.scopeLabels(sm)
 		ms := sm.Metrics()
 		if err != nil {
+			// Prometheus skips such a scope's metrics before it looks
+			// at their points: they do not make target_info.
 			for j := 0; j < ms.Len(); j++ {
 				if n := metricPoints(ms.At(j)); n > 0 {
-					hasPoints = true
 					g.refuse(n, fmt.Sprintf("metric %q: %v", ms.At(j).Name(), err))
 				}
 			}
@@ -199,7 +202,7 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 		return nil
 	}
 	h := familyHeader{name: targetInfoName, help: targetInfoHelp, typ: dto.MetricType_GAUGE}
-	if f, err := g.family(h, false); err == nil {
+	if f, err := g.family(&tr.arena, h, false, 1); err == nil {
 		m := tr.arena.metrics.new()
 		m.Gauge = tr.arena.gauges.new()
 		m.Gauge.Value = tr.arena.float(1)
@@ -234,7 +237,7 @@ func (tr *translation) metric(g *groupBuilder, r *resourceState, sc labelList, m
 			return
 		}
 	}
-	f, err := g.family(h, delta)
+	f, err := g.family(&tr.arena, h, delta, n)
 	if err != nil {
 		g.refuse(n, fmt.Sprintf("metric %q: %v", m.Name(), err))
 		return
@@ -242,9 +245,9 @@ func (tr *translation) metric(g *groupBuilder, r *resourceState, sc labelList, m
 	p := pointContext{tr: tr, g: g, r: r, scope: sc, f: f, otelName: m.Name()}
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
-		p.numbers(m.Gauge().DataPoints(), false)
+		p.numbers(m.Gauge().DataPoints(), false, false)
 	case pmetric.MetricTypeSum:
-		p.numbers(m.Sum().DataPoints(), m.Sum().IsMonotonic())
+		p.numbers(m.Sum().DataPoints(), true, m.Sum().IsMonotonic())
 	case pmetric.MetricTypeHistogram:
 		p.histograms(m.Histogram().DataPoints())
 	case pmetric.MetricTypeExponentialHistogram:

@@ -13,6 +13,13 @@ type slab[T any] struct {
 	buf []T
 }
 
+// reserve makes the first chunk hold n values.
+func (s *slab[T]) reserve(n int) {
+	if n > 0 && s.buf == nil {
+		s.buf = make([]T, 0, n)
+	}
+}
+
 // new returns a pointer to a zero T.
 func (s *slab[T]) new() *T {
 	if len(s.buf) == cap(s.buf) {
@@ -39,26 +46,28 @@ func (s *slab[T]) run(n int) []T {
 // arena holds the slabs of one translation. The families it builds point
 // into it; it is not reused, so nothing it handed out is ever overwritten.
 type arena struct {
-	strs      slab[string]
-	floats    slab[float64]
-	uints     slab[uint64]
-	pairs     slab[dto.LabelPair]
-	pairPtrs  slab[*dto.LabelPair]
-	metrics   slab[dto.Metric]
-	counters  slab[dto.Counter]
-	gauges    slab[dto.Gauge]
-	hists     slab[dto.Histogram]
-	buckets   slab[dto.Bucket]
-	bucketPtr slab[*dto.Bucket]
-	summaries slab[dto.Summary]
-	quantiles slab[dto.Quantile]
-	quantPtrs slab[*dto.Quantile]
-	spans     slab[dto.BucketSpan]
-	spanPtrs  slab[*dto.BucketSpan]
-	deltas    slab[int64]
-	int32s    slab[int32]
-	uint32s   slab[uint32]
-	times     slab[timestamppb.Timestamp]
+	strs       slab[string]
+	floats     slab[float64]
+	uints      slab[uint64]
+	pairs      slab[dto.LabelPair]
+	pairPtrs   slab[*dto.LabelPair]
+	families   slab[familyBuilder]
+	metricPtrs slab[*dto.Metric]
+	metrics    slab[dto.Metric]
+	counters   slab[dto.Counter]
+	gauges     slab[dto.Gauge]
+	hists      slab[dto.Histogram]
+	buckets    slab[dto.Bucket]
+	bucketPtr  slab[*dto.Bucket]
+	summaries  slab[dto.Summary]
+	quantiles  slab[dto.Quantile]
+	quantPtrs  slab[*dto.Quantile]
+	spans      slab[dto.BucketSpan]
+	spanPtrs   slab[*dto.BucketSpan]
+	deltas     slab[int64]
+	int32s     slab[int32]
+	uint32s    slab[uint32]
+	times      slab[timestamppb.Timestamp]
 }
 
 // str returns a pointer to a copy of s.

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -29,10 +30,13 @@ type seriesRef struct {
 	hash uint64
 }
 
-// familyBuilder is one family under construction.
+// familyBuilder is one family under construction. It holds the family's
+// message and header fields, so that a family costs one allocation.
 type familyBuilder struct {
-	id int
-	mf *dto.MetricFamily
+	id     int
+	mf     *dto.MetricFamily
+	msg    dto.MetricFamily
+	header familyHeader
 	// delta marks a family of delta points (Group.Deltas), whose points
 	// each stay, with their windows.
 	delta   bool
@@ -50,11 +54,12 @@ func newGroupBuilder(key []label) *groupBuilder {
 	return &groupBuilder{key: key}
 }
 
-// family returns the builder of the family h names, creating it. A name
+// family returns the builder of the family h names, creating it with room
+// for n more points. A name
 // already used with another type, or for delta points when these are
 // cumulative (or the reverse), is refused: a family has one type, and the
 // store would not know which of two values of a series to keep.
-func (g *groupBuilder) family(h familyHeader, delta bool) (*familyBuilder, error) {
+func (g *groupBuilder) family(a *arena, h familyHeader, delta bool, n int) (*familyBuilder, error) {
 	if f, ok := g.byName[h.name]; ok {
 		switch {
 		case f.mf.GetType() != h.typ:
@@ -62,19 +67,25 @@ func (g *groupBuilder) family(h familyHeader, delta bool) (*familyBuilder, error
 		case f.delta != delta:
 			return nil, fmt.Errorf("its family %q mixes delta and cumulative points in this request", h.name)
 		}
+		f.mf.Metric = slices.Grow(f.mf.Metric, n)
 		return f, nil
 	}
-	typ := h.typ
-	mf := &dto.MetricFamily{Name: &h.name, Type: &typ}
+	f := a.families.new()
+	f.id, f.delta, f.header = len(g.fams), delta, h
+	f.mf = &f.msg
+	f.mf.Name, f.mf.Type = &f.header.name, &f.header.typ
 	if h.help != "" {
-		mf.Help = &h.help
+		f.mf.Help = &f.header.help
 	}
 	if h.unit != "" {
-		mf.Unit = &h.unit
+		f.mf.Unit = &f.header.unit
 	}
-	f := &familyBuilder{id: len(g.fams), mf: mf, delta: delta}
+	f.mf.Metric = a.metricPtrs.run(n)[:0]
+	if delta {
+		f.windows = make([]Window, 0, n)
+	}
 	if g.byName == nil {
-		g.byName = make(map[string]*familyBuilder, 8)
+		g.byName = make(map[string]*familyBuilder, 16)
 	}
 	g.byName[h.name] = f
 	g.fams = append(g.fams, f)
@@ -91,7 +102,7 @@ func (g *groupBuilder) refuse(n int, reason string) {
 
 // finish returns the group.
 func (g *groupBuilder) finish() Group {
-	out := Group{Rejected: g.rejected, Reason: g.reason}
+	out := Group{Rejected: g.rejected, Reason: g.reason, Families: make([]*dto.MetricFamily, 0, len(g.fams))}
 	if g.key != nil {
 		out.Labels = make(map[string]string, len(g.key))
 		for _, l := range g.key {

@@ -92,8 +92,10 @@ func (p *pointContext) created(start pcommon.Timestamp) *timestamppb.Timestamp {
 // numbers translates gauge and sum points: a gauge or a non-monotonic sum
 // into gauges, a monotonic sum into counters carrying their start time as
 // created timestamp and their latest exemplar. A point with no value is
-// 0, as Prometheus stores it.
-func (p *pointContext) numbers(pts pmetric.NumberDataPointSlice, monotonic bool) {
+// 0, as Prometheus stores it. A sum's exemplars are read (and one without
+// value refuses its point, as in Prometheus) even where a gauge cannot
+// carry them.
+func (p *pointContext) numbers(pts pmetric.NumberDataPointSlice, sum, monotonic bool) {
 	a := &p.tr.arena
 	for i := 0; i < pts.Len(); i++ {
 		pt := pts.At(i)
@@ -117,13 +119,15 @@ func (p *pointContext) numbers(pts pmetric.NumberDataPointSlice, monotonic bool)
 		case pmetric.NumberDataPointValueTypeDouble:
 			v = pt.DoubleValue()
 		}
-		m := a.metrics.new()
-		if monotonic {
-			exs, err := p.exemplars(pt.Exemplars())
-			if err != nil {
+		var exs []exemplarRef
+		if sum {
+			if exs, err = p.exemplars(pt.Exemplars()); err != nil {
 				p.refuse(err)
 				continue
 			}
+		}
+		m := a.metrics.new()
+		if monotonic {
 			c := a.counters.new()
 			c.Value = a.float(v)
 			c.CreatedTimestamp = p.created(pt.StartTimestamp())

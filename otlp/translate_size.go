@@ -1,0 +1,97 @@
+package otlp
+
+import "go.opentelemetry.io/collector/pdata/pmetric"
+
+// requestSize counts what a request will need of each kind of dto object,
+// so that the arena allocates each kind once for a typical request instead
+// of in doubling chunks (a quarter of the allocations and bytes on the
+// bench payload's request).
+type requestSize struct {
+	points, numbers, hists, summaries int
+	attrs, buckets, quantiles         int
+}
+
+// sizeOf walks md's points without translating them.
+func sizeOf(md pmetric.Metrics) requestSize {
+	var n requestSize
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		rm := rms.At(i)
+		n.attrs += rm.Resource().Attributes().Len() // target_info
+		n.points++
+		n.numbers++
+		sms := rm.ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				n.addMetric(ms.At(k))
+			}
+		}
+	}
+	return n
+}
+
+func (n *requestSize) addMetric(m pmetric.Metric) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		n.addNumbers(m.Gauge().DataPoints())
+	case pmetric.MetricTypeSum:
+		n.addNumbers(m.Sum().DataPoints())
+	case pmetric.MetricTypeHistogram:
+		pts := m.Histogram().DataPoints()
+		for i := 0; i < pts.Len(); i++ {
+			pt := pts.At(i)
+			n.points++
+			n.hists++
+			n.attrs += pt.Attributes().Len()
+			n.buckets += pt.ExplicitBounds().Len()
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		pts := m.ExponentialHistogram().DataPoints()
+		for i := 0; i < pts.Len(); i++ {
+			n.points++
+			n.hists++
+			n.attrs += pts.At(i).Attributes().Len()
+		}
+	case pmetric.MetricTypeSummary:
+		pts := m.Summary().DataPoints()
+		for i := 0; i < pts.Len(); i++ {
+			pt := pts.At(i)
+			n.points++
+			n.summaries++
+			n.attrs += pt.Attributes().Len()
+			n.quantiles += pt.QuantileValues().Len()
+		}
+	}
+}
+
+func (n *requestSize) addNumbers(pts pmetric.NumberDataPointSlice) {
+	for i := 0; i < pts.Len(); i++ {
+		n.points++
+		n.numbers++
+		n.attrs += pts.At(i).Attributes().Len()
+	}
+}
+
+// reserve sizes the arena's first chunks for a request of size n. Counters
+// and gauges are reserved together (a number point is one or the other),
+// so one of the two reservations is mostly unused: a dto.Counter or Gauge
+// is small.
+func (a *arena) reserve(n requestSize) {
+	a.metrics.reserve(n.points)
+	a.metricPtrs.reserve(n.points)
+	a.pairs.reserve(n.attrs)
+	a.pairPtrs.reserve(n.attrs)
+	a.strs.reserve(2 * n.attrs)
+	a.counters.reserve(n.numbers)
+	a.gauges.reserve(n.numbers)
+	a.hists.reserve(n.hists)
+	a.summaries.reserve(n.summaries)
+	a.buckets.reserve(n.buckets)
+	a.bucketPtr.reserve(n.buckets)
+	a.quantiles.reserve(n.quantiles)
+	a.quantPtrs.reserve(n.quantiles)
+	a.floats.reserve(n.numbers + n.hists + n.summaries + n.buckets + 2*n.quantiles)
+	a.uints.reserve(n.hists + n.summaries + n.buckets)
+	a.times.reserve(n.points)
+}
