@@ -14,7 +14,7 @@ import (
 // one, the count, the start time as created timestamp. Exemplars go to the
 // buckets as Prometheus assigns them: taken in their order, each to the
 // first bound not below its value, the rest to +Inf (a bucket keeps the
-// latest of its own).
+// latest of its own; a delta point's +Inf exemplars are dropped).
 //
 // A point is refused when its bucket counts do not match its bounds (one
 // more count than bounds, or neither), its bounds are not increasing, or
@@ -57,9 +57,13 @@ func (p *pointContext) histograms(pts pmetric.HistogramDataPointSlice) {
 			h.SampleSum = a.float(pt.Sum())
 		}
 		h.CreatedTimestamp = p.created(pt.StartTimestamp())
+		// A +Inf bucket is written only to carry exemplars (the count is
+		// its value), and never for a delta point: the delta's buckets
+		// must be its bounds', so that points add up bucket by bucket.
+		infExemplars := len(exs) > 0 && !p.f.delta
 		nb := n
-		if len(exs) > 0 {
-			nb++ // room for a +Inf bucket carrying exemplars
+		if infExemplars {
+			nb++
 		}
 		h.Bucket = a.bucketPtr.run(nb)[:n]
 		bs := a.buckets.run(nb)
@@ -80,7 +84,7 @@ func (p *pointContext) histograms(pts pmetric.HistogramDataPointSlice) {
 			}
 			h.Bucket[j] = b
 		}
-		if next < len(exs) {
+		if infExemplars && next < len(exs) {
 			b := &bs[n]
 			b.UpperBound = a.float(math.Inf(1))
 			b.CumulativeCount = a.uint(pt.Count())
