@@ -232,6 +232,18 @@ pushes() {
 	run "$label" "push-fresh-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT -fresh-conns >/dev/null
 }
 
+# otlp_pushes URL N: pushgate's OTLP ingest at N groups, the same 74
+# samples per push as OTLP/HTTP protobuf and JSON, POSTed to each group's
+# /otlp/job/bench/instance/<i>/v1/metrics; reported under the labels
+# pushgate-otlp and pushgate-otlp-json in the rows of the text PUTs (push-N),
+# so the table shows the OTLP pushes/s beside the text PUT rate and
+# pushgate/pushgate-otlp is how many times faster the text push is.
+otlp_pushes() {
+	local url=$1 n=$2
+	run pushgate-otlp "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -format otlp >/dev/null
+	run pushgate-otlp-json "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -format otlp-json >/dev/null
+}
+
 # cluster: the cluster phase, unless CLUSTER=skip or pushgate is not built.
 cluster() {
 	if [[ "$CLUSTER" == skip ]]; then
@@ -299,6 +311,8 @@ if [[ -n "$PUSHGATE_BIN" ]]; then
 		if in_sizes "$n"; then
 			log "pushgate: pushing at $n groups"
 			pushes pushgate "$pg_url" "$n"
+			log "pushgate: OTLP pushes at $n groups"
+			otlp_pushes "$pg_url" "$n"
 		fi
 		if ((n == SCRAPE_GROUPS)); then
 			log "pushgate: scraping at $n groups"

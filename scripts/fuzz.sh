@@ -39,6 +39,7 @@ targets=(
   "./exposition/ FuzzRenderText"
   "./exposition/ FuzzProtoEncodeFast"
   "./web/ FuzzPushScrape"
+  "./web/ FuzzOTLPRoundTrip"
   "./labelmatch/ FuzzParse"
 )
 

@@ -268,7 +268,7 @@ func registerPush(fs *flag.FlagSet) pushFlags {
 		groups:      fs.Int("groups", 1000, "push to random groups among this many (i0 … i<groups-1>)"),
 		maxRequests: fs.Int64("max-requests", 1_000_000, "stop after this many requests"),
 		method:      fs.String("method", "PUT", "PUT or POST"),
-		format:      fs.String("format", "text", "push body format: text or protobuf"),
+		format:      fs.String("format", "text", "push body format: text, protobuf, otlp (OTLP/HTTP protobuf, POSTed to /otlp/job/bench/instance/<i>/v1/metrics) or otlp-json"),
 	}
 }
 
@@ -303,7 +303,7 @@ func cmdPush(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	defer cancel()
 	log.Info("pushing", "url", c.url, "groups", *pf.groups, "clients", *clients, "duration", *duration, "method", *pf.method, "format", *pf.format)
 	ts, elapsed := runPushes(runCtx, pusher{client: client, base: base, spread: c.bases, method: *pf.method, bodies: bs}, *pf.groups, *clients, *pf.maxRequests)
-	r := result{Kind: "push", Groups: *pf.groups, Clients: *clients, Method: *pf.method, Format: *pf.format}
+	r := result{Kind: "push", Groups: *pf.groups, Clients: *clients, Method: bs.method(*pf.method), Format: *pf.format}
 	if lastErr := sum(&r, ts, elapsed); lastErr != nil {
 		log.Warn("push had errors", "errors", r.Errors, "last", lastErr)
 	}
@@ -413,7 +413,7 @@ func cmdMixed(ctx context.Context, args []string, w io.Writer, log *slog.Logger)
 	}()
 	pts, pElapsed := runPushes(runCtx, pusher{client: client, base: base, spread: c.bases, method: *pf.method, bodies: bs}, *pf.groups, *pushClients, *pf.maxRequests)
 	so := <-done
-	pr := result{Kind: "mixed-push", Groups: *pf.groups, Clients: *pushClients, Method: *pf.method, Format: *pf.format}
+	pr := result{Kind: "mixed-push", Groups: *pf.groups, Clients: *pushClients, Method: bs.method(*pf.method), Format: *pf.format}
 	if lastErr := sum(&pr, pts, pElapsed); lastErr != nil {
 		log.Warn("pushes had errors", "errors", pr.Errors, "last", lastErr)
 	}

@@ -52,36 +52,61 @@ type bodies struct {
 	data        [][]byte
 	contentType string
 	format      string
+	// otlp bodies are OTLP/HTTP requests: POSTed to the group's OTLP
+	// path (/otlp/job/…/v1/metrics) whatever -method says.
+	otlp bool
 }
 
-// newBodies renders n pushes in format text or protobuf.
+// newBodies renders n pushes in format text, protobuf, otlp (OTLP/HTTP
+// protobuf) or otlp-json (OTLP JSON), each the same 74 samples.
 func newBodies(format string, n int) (bodies, error) {
 	b := bodies{data: make([][]byte, 0, n), format: format}
+	render := func(i int) ([]byte, error) { return payload.Text(i, i+1), nil }
+	// OTLP points carry a timestamp; the one of the run's start is well
+	// within the 10 minutes ahead a translation allows.
+	now := time.Now()
 	switch format {
 	case "text":
 		b.contentType = payload.TextContentType
 	case "protobuf":
 		b.contentType = payload.ProtobufContentType
+		render = func(i int) ([]byte, error) { return payload.Protobuf(i, i+1) }
+	case "otlp":
+		b.contentType, b.otlp = payload.OTLPProtobufContentType, true
+		render = func(i int) ([]byte, error) { return payload.OTLPProtobuf(i, i+1, now) }
+	case "otlp-json":
+		b.contentType, b.otlp = payload.OTLPJSONContentType, true
+		render = func(i int) ([]byte, error) { return payload.OTLPJSON(i, i+1, now) }
 	default:
-		return b, fmt.Errorf("unknown push format %q (want text or protobuf)", format)
+		return b, fmt.Errorf("unknown push format %q (want text, protobuf, otlp or otlp-json)", format)
 	}
 	for i := range n {
-		if format == "text" {
-			b.data = append(b.data, payload.Text(i, i+1))
-			continue
-		}
-		p, err := payload.Protobuf(i, i+1)
+		p, err := render(i)
 		if err != nil {
-			return b, fmt.Errorf("render protobuf push %d: %w", i, err)
+			return b, fmt.Errorf("render %s push %d: %w", format, i, err)
 		}
 		b.data = append(b.data, p)
 	}
 	return b, nil
 }
 
+// method returns the method pushes of b are sent with, given -method.
+func (b bodies) method(flag string) string {
+	if b.otlp {
+		return http.MethodPost
+	}
+	return flag
+}
+
 // groupPath returns the push path of bench group index idx.
 func groupPath(base *url.URL, idx int) string {
 	return base.Path + "/metrics/job/" + payload.Job + "/instance/i" + strconv.Itoa(idx)
+}
+
+// otlpGroupPath returns the OTLP path of bench group index idx: the same
+// group as groupPath's.
+func otlpGroupPath(base *url.URL, idx int) string {
+	return base.Path + "/otlp/job/" + payload.Job + "/instance/i" + strconv.Itoa(idx) + "/v1/metrics"
 }
 
 // tally is one worker's outcome; workers never share one, so recording
@@ -140,7 +165,11 @@ func (p pusher) push(ctx context.Context, t *tally, idx int, body []byte) {
 	}
 	u := *base
 	u.Path = groupPath(base, idx)
-	req, err := http.NewRequestWithContext(ctx, p.method, u.String(), bytes.NewReader(body))
+	method := p.method
+	if p.bodies.otlp {
+		u.Path, method = otlpGroupPath(base, idx), http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		t.requests++
 		t.errors++
@@ -156,7 +185,7 @@ func (p pusher) push(ctx context.Context, t *tally, idx int, body []byte) {
 		}
 		t.requests++
 		t.errors++
-		t.lastErr = fmt.Errorf("%s %s: %w", p.method, u.Path, err)
+		t.lastErr = fmt.Errorf("%s %s: %w", method, u.Path, err)
 		return
 	}
 	_, cerr := io.Copy(io.Discard, resp.Body)
@@ -170,7 +199,7 @@ func (p pusher) push(ctx context.Context, t *tally, idx int, body []byte) {
 	t.status[resp.StatusCode]++
 	if resp.StatusCode/100 != 2 || cerr != nil {
 		t.errors++
-		t.lastErr = fmt.Errorf("%s %s: status %d", p.method, u.Path, resp.StatusCode)
+		t.lastErr = fmt.Errorf("%s %s: status %d", method, u.Path, resp.StatusCode)
 		return
 	}
 	t.ok++

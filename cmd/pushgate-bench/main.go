@@ -5,7 +5,7 @@
 // Usage:
 //
 //	pushgate-bench fill   -url http://127.0.0.1:9091 -groups 1000 -clients 8 [-check]
-//	pushgate-bench push   -url U -groups 1000 -clients 8 -duration 10s -method PUT [-format protobuf]
+//	pushgate-bench push   -url U -groups 1000 -clients 8 -duration 10s -method PUT [-format protobuf|otlp|otlp-json]
 //	pushgate-bench scrape -url U -accept text|text1|openmetrics|protobuf|prom3|<header> [-gzip] -count 10
 //	pushgate-bench mixed  -url U -groups 1000 -push-clients 8 -scrape-clients 1 -duration 10s
 //	pushgate-bench null   -listen 127.0.0.1:19093 [-static-file F | -static-bytes N]
