@@ -35,12 +35,12 @@ func otelGoJob(t *testing.T) otelJob {
 	}
 	return otelJob{
 		name: "go",
-		exec: func(ctx context.Context, endpoint string, r int, temporality, service string) ([]byte, error) {
+		exec: func(ctx context.Context, endpoint string, r int, temporality, service string, env []string) ([]byte, error) {
 			cmd := exec.CommandContext(ctx, otelGoJobPath,
 				"-run", fmt.Sprint(r), "-temporality", temporality,
 				"-service.name", service, "-service.namespace", otlpNamespace,
 				"-timeout", otlpJobTimeout.String())
-			cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
+			cmd.Env = append(append(os.Environ(), env...), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
 			return cmd.CombinedOutput()
 		},
 	}

@@ -27,7 +27,7 @@ func otelNodeJobs(t *testing.T) []otelJob {
 	for _, protocol := range []string{"json", "proto"} {
 		jobs = append(jobs, otelJob{
 			name: "node-" + protocol,
-			exec: func(ctx context.Context, endpoint string, r int, temporality, service string) ([]byte, error) {
+			exec: func(ctx context.Context, endpoint string, r int, temporality, service string, env []string) ([]byte, error) {
 				arg, err := json.Marshal(map[string]any{
 					"run": r, "protocol": protocol, "temporality": temporality,
 					"service": service, "namespace": otlpNamespace,
@@ -38,7 +38,7 @@ func otelNodeJobs(t *testing.T) []otelJob {
 				}
 				cmd := exec.CommandContext(ctx, "node", "otel-job.js", string(arg))
 				cmd.Dir = "node"
-				cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
+				cmd.Env = append(append(os.Environ(), env...), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
 				return cmd.CombinedOutput()
 			},
 		})

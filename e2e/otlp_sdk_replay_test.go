@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -26,16 +27,23 @@ type otlpExchange struct {
 	status                             int
 	respType                           string
 	respBody                           []byte
+	// lost is set when the recorder forwarded the request but answered
+	// the SDK 503 instead of the gateway's answer.
+	lost bool
 }
 
 // otlpRecorder is a loopback proxy in front of a gateway that keeps every
 // request an SDK sends through it, with the answer: the test replays a
-// captured request byte for byte.
+// captured request byte for byte. It can also lose answers: forward a
+// request, then tell the SDK 503 (as a gateway whose commit outcome was
+// unknown, or a connection cut after the commit, would), so that the SDK
+// sends again what the gateway already has.
 type otlpRecorder struct {
 	*httptest.Server
 	target    string
 	mu        sync.Mutex
 	exchanges []otlpExchange
+	lose      int
 }
 
 // startOTLPRecorder starts a recorder forwarding to the gateway at target.
@@ -70,13 +78,30 @@ func (rec *otlpRecorder) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	x.status, x.respType, x.respBody = resp.Status, resp.Header.Get("Content-Type"), resp.Body
 	rec.mu.Lock()
+	if rec.lose > 0 {
+		rec.lose--
+		x.lost = true
+	}
 	rec.exchanges = append(rec.exchanges, x)
 	rec.mu.Unlock()
+	if x.lost {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "the answer was lost on its way back", http.StatusServiceUnavailable)
+		return
+	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
+}
+
+// loseNext makes the recorder lose the gateway's answers to the next n
+// requests.
+func (rec *otlpRecorder) loseNext(n int) {
+	rec.mu.Lock()
+	rec.lose = n
+	rec.mu.Unlock()
 }
 
 // take returns the exchanges recorded so far and forgets them.
@@ -158,11 +183,13 @@ func (x otlpExchange) requireAccepted(rejected int64) error {
 // in base64, so that it can be replayed.
 func (x otlpExchange) describeRequest() string {
 	req := pmetricotlp.NewExportRequest()
-	var err error
-	if mt, _, _ := mime.ParseMediaType(x.contentType); mt == "application/json" {
-		err = req.UnmarshalJSON(x.body)
-	} else {
-		err = req.UnmarshalProto(x.body)
+	body, err := x.plainBody()
+	if err == nil {
+		if mt, _, _ := mime.ParseMediaType(x.contentType); mt == "application/json" {
+			err = req.UnmarshalJSON(body)
+		} else {
+			err = req.UnmarshalProto(body)
+		}
 	}
 	decoded := "(not decodable: " + fmt.Sprint(err) + ")"
 	if err == nil {
@@ -172,4 +199,20 @@ func (x otlpExchange) describeRequest() string {
 	}
 	return fmt.Sprintf("POST %s Content-Type: %s Content-Encoding: %q (%d bytes)\nas JSON: %s\nbase64: %s",
 		x.path, x.contentType, x.contentEncoding, len(x.body), decoded, base64.StdEncoding.EncodeToString(x.body))
+}
+
+// plainBody returns the request body without its Content-Encoding.
+func (x otlpExchange) plainBody() ([]byte, error) {
+	switch x.contentEncoding {
+	case "", "identity":
+		return x.body, nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(x.body))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr)
+	default:
+		return nil, fmt.Errorf("Content-Encoding %q", x.contentEncoding)
+	}
 }

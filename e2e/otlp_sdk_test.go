@@ -41,8 +41,9 @@ type otelJob struct {
 	name string
 	// exec runs run r of the job with the temporality ("cumulative" or
 	// "delta") and service.name against endpoint, the value of
-	// OTEL_EXPORTER_OTLP_ENDPOINT, and returns the process output.
-	exec func(ctx context.Context, endpoint string, r int, temporality, service string) ([]byte, error)
+	// OTEL_EXPORTER_OTLP_ENDPOINT, with env (NAME=value) added to the
+	// process environment, and returns the process output.
+	exec func(ctx context.Context, endpoint string, r int, temporality, service string, env []string) ([]byte, error)
 }
 
 // otlpVariant is a job with one temporality for its counter and histograms.
@@ -71,12 +72,13 @@ func (v otlpVariant) jobLabel() string { return otlpNamespace + "/" + v.service(
 var instanceIDPattern = regexp.MustCompile(`service\.instance\.id=([0-9a-f-]{36})`)
 
 // run runs run r of the variant as a new process against the gateway at
-// baseURL and returns the service.instance.id the process chose.
-func (v otlpVariant) run(t *testing.T, baseURL string, r int) string {
+// baseURL, with env added to its environment, and returns the
+// service.instance.id the process chose.
+func (v otlpVariant) run(t *testing.T, baseURL string, r int, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), otlpJobTimeout+30*time.Second)
 	defer cancel()
-	out, err := v.job.exec(ctx, baseURL+"/otlp", r, v.temporality, v.service())
+	out, err := v.job.exec(ctx, baseURL+"/otlp", r, v.temporality, v.service(), env)
 	if err != nil {
 		t.Fatalf("%s run %d against %s: %v\n%s", v.service(), r, baseURL, err, out)
 	}
@@ -357,7 +359,8 @@ func (v otlpVariant) requireScrape(t *testing.T, baseURL string, e otlpExpect, i
 
 // runOTLPSDKScenarios runs the SDK scenarios of issue 23 for jobs: three
 // runs seen by Prometheus 3, a kill -9 between runs 2 and 3, a leader
-// replica killed between runs 2 and 3, and a captured request replayed with
+// replica killed between runs 2 and 3 (and the answer to run 3's export
+// lost, so that the SDK retries it), and a captured request replayed with
 // curl.
 func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
 	bin := prometheus3Binary(t)
@@ -368,7 +371,7 @@ func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
 	t.Run("a kill -9 between runs 2 and 3 loses none of the summed deltas", func(t *testing.T) {
 		testOTLPSDKKilled(t, bin, variants)
 	})
-	t.Run("the leader replica killed between runs 2 and 3: every replica holds the summed deltas", func(t *testing.T) {
+	t.Run("the leader replica killed between runs 2 and 3, then run 3's answer lost and retried by the SDK: every replica holds the summed deltas", func(t *testing.T) {
 		testOTLPSDKLeaderKilled(t, variants)
 	})
 	t.Run("a captured export replayed twice with curl changes nothing and names the overlap", func(t *testing.T) {
@@ -386,17 +389,80 @@ func testOTLPSDKThreeRuns(t *testing.T, bin string, variants []otlpVariant) {
 	g := startGateway(t)
 	p := otlpPrometheus(t, bin, g)
 	ids := map[string][]string{}
+	created := map[string][]map[string]time.Time{}
 	for r := 1; r <= 3; r++ {
 		for _, v := range variants {
 			ids[v.service()] = append(ids[v.service()], v.run(t, g.URL, r))
+			ct, err := v.createdTimestamps(g.URL)
+			if err != nil {
+				t.Fatalf("%s after run %d: %v", v.service(), r, err)
+			}
+			created[v.service()] = append(created[v.service()], ct)
 		}
 	}
 	for _, v := range variants {
 		e := otlpExpectAfter(v.temporality, 3)
 		v.requireScrape(t, g.URL, e, ids[v.service()])
 		v.requirePrometheus(t, p, e)
+		v.requireCreatedTimestamps(t, created[v.service()])
 	}
 	p.requireTargetHealthy(t)
+}
+
+// otlpCreatedFamilies are the families that carry a created timestamp (a
+// point's start time): the counter and the two histograms.
+var otlpCreatedFamilies = []string{"batch_items_processed_total", "batch_duration_seconds", "batch_payload_size_bytes"}
+
+// createdTimestamps returns the created timestamps the gateway serves for
+// the variant's otlpCreatedFamilies in a protobuf scrape.
+func (v otlpVariant) createdTimestamps(baseURL string) (map[string]time.Time, error) {
+	mfs, err := scrapeProtobuf(baseURL + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	cts := map[string]time.Time{}
+	for _, name := range otlpCreatedFamilies {
+		for _, m := range mfs[name].GetMetric() {
+			if labelValue(m, "job") != v.jobLabel() {
+				continue
+			}
+			ct := m.GetCounter().GetCreatedTimestamp()
+			if m.Histogram != nil {
+				ct = m.GetHistogram().GetCreatedTimestamp()
+			}
+			if ct == nil {
+				return nil, fmt.Errorf("%s of job %s has no created timestamp", name, v.jobLabel())
+			}
+			cts[name] = ct.AsTime()
+		}
+		if _, ok := cts[name]; !ok {
+			return nil, fmt.Errorf("no %s of job %s", name, v.jobLabel())
+		}
+	}
+	return cts, nil
+}
+
+// requireCreatedTimestamps checks the created timestamps seen after each
+// run. A cumulative series restarts with every run (a new process, a new
+// start time), so its created timestamp moves forward with each run; the
+// summed delta series never restarts, so it keeps the first run's: a
+// Prometheus ingesting created timestamps would otherwise insert a zero
+// below the sum and see a counter reset that never happened.
+func (v otlpVariant) requireCreatedTimestamps(t *testing.T, perRun []map[string]time.Time) {
+	t.Helper()
+	for _, name := range otlpCreatedFamilies {
+		for r := 1; r < len(perRun); r++ {
+			prev, cur := perRun[r-1][name], perRun[r][name]
+			switch {
+			case v.temporality == "delta" && !cur.Equal(prev):
+				t.Errorf("%s of job %s: created timestamp %v after run %d, %v after run %d; a summed delta series must keep its first start",
+					name, v.jobLabel(), prev, r, cur, r+1)
+			case v.temporality != "delta" && !cur.After(prev):
+				t.Errorf("%s of job %s: created timestamp %v after run %d, %v after run %d; each run's process starts later",
+					name, v.jobLabel(), prev, r, cur, r+1)
+			}
+		}
+	}
 }
 
 func testOTLPSDKKilled(t *testing.T, bin string, variants []otlpVariant) {
@@ -439,13 +505,47 @@ func testOTLPSDKLeaderKilled(t *testing.T, variants []otlpVariant) {
 	converge(t, rs)
 	killedAt := time.Now()
 	leader.kill(t)
-	// The first run 3 starts at once, while the cluster has no leader: its
-	// exporter retries until one takes the write.
+	// The first run 3 starts at once, while the cluster may have no leader
+	// yet: the survivor waits for one, or answers 503 and the exporter
+	// retries. A recorder in front of the survivor also loses the answer
+	// to each run's first export (a 503 with Retry-After after the gateway
+	// took it), so that every SDK retries, with its own retry settings, a
+	// request the gateway has already summed: the retry must add nothing.
 	survivor := live(rs)[0]
+	rec := startOTLPRecorder(t, survivor.URL)
 	for i, v := range variants {
-		ids[v.service()] = append(ids[v.service()], v.run(t, survivor.URL, 3))
+		rec.loseNext(1)
+		ids[v.service()] = append(ids[v.service()], v.run(t, rec.URL, 3))
+		exchanges := rec.take()
+		var statuses []string
+		for _, x := range exchanges {
+			s := fmt.Sprint(x.status)
+			if x.lost {
+				s += " (lost)"
+			}
+			statuses = append(statuses, s)
+		}
 		if i == 0 {
-			t.Logf("the first run 3 through %s ended %s after the leader replica was killed", survivor.Addr, time.Since(killedAt).Round(time.Millisecond))
+			t.Logf("the first run 3 through %s ended %s after the leader replica was killed; its exports were answered %v",
+				survivor.Addr, time.Since(killedAt).Round(time.Millisecond), statuses)
+		}
+		last := exchanges[len(exchanges)-1]
+		if len(exchanges) < 2 || last.lost {
+			t.Fatalf("%s run 3: exports answered %v; the SDK did not retry the lost answer", v.service(), statuses)
+		}
+		if !bytes.Equal(last.body, exchanges[0].body) {
+			t.Fatalf("%s run 3: the retry's body differs from the first export's\nfirst: %s\nretry: %s", v.service(), exchanges[0].describeRequest(), last.describeRequest())
+		}
+		if exchanges[0].status == http.StatusOK {
+			// The gateway took the first export: the retry's delta points
+			// overlap windows already summed.
+			rejected := int64(0)
+			if v.temporality == "delta" {
+				rejected = 3
+			}
+			if err := last.requireAccepted(rejected); err != nil {
+				t.Fatalf("%s run 3, the SDK's retry of an export the gateway took: %v\nrequest: %s", v.service(), err, last.describeRequest())
+			}
 		}
 	}
 	converge(t, rs)
@@ -461,15 +561,25 @@ func testOTLPSDKReplay(t *testing.T, variants []otlpVariant) {
 	g := startGateway(t)
 	rec := startOTLPRecorder(t, g.URL)
 	for _, v := range variants {
+		// The delta variants compress their exports, as
+		// OTEL_EXPORTER_OTLP_COMPRESSION=gzip makes every SDK do: the
+		// replay then sends gzip too.
+		var env []string
+		if v.temporality == "delta" {
+			env = append(env, "OTEL_EXPORTER_OTLP_COMPRESSION=gzip")
+		}
 		var ids []string
 		for r := 1; r <= 2; r++ {
-			ids = append(ids, v.run(t, rec.URL, r))
+			ids = append(ids, v.run(t, rec.URL, r, env...))
 		}
 		exchanges := rec.take()
 		if len(exchanges) != 2 {
 			t.Fatalf("%s: %d requests recorded for 2 runs, want 2", v.service(), len(exchanges))
 		}
 		for i, x := range exchanges {
+			if wantGzip := len(env) > 0; wantGzip != (x.contentEncoding == "gzip") {
+				t.Fatalf("%s run %d: Content-Encoding %q with %v in the environment", v.service(), i+1, x.contentEncoding, env)
+			}
 			if err := x.requireAccepted(0); err != nil {
 				t.Fatalf("%s run %d, as the SDK sent it: %v\nrequest: %s", v.service(), i+1, err, x.describeRequest())
 			}

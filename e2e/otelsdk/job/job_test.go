@@ -248,3 +248,31 @@ func TestAnExportThatKeepsFailingMakesTheJobFail(t *testing.T) {
 		t.Fatalf("job's error does not name the status:\n%s", out)
 	}
 }
+
+// TestAPartialSuccessIsReportedAndTheJobSucceeds runs the job against a
+// receiver that answers 200 with a partial_success, as a gateway does to a
+// retried export whose delta points it summed already: the job prints the
+// partial success and exits 0, since the request was taken and must not be
+// sent again.
+func TestAPartialSuccessIsReportedAndTheJobSucceeds(t *testing.T) {
+	resp, err := proto.Marshal(&colmetricpb.ExportMetricsServiceResponse{
+		PartialSuccess: &colmetricpb.ExportMetricsPartialSuccess{RejectedDataPoints: 3, ErrorMessage: "windows overlap"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(resp)
+	}))
+	t.Cleanup(s.Close)
+	cmd := exec.Command(jobBinary, "-run", "1", "-temporality", "delta", "-timeout", "5s")
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+s.URL+"/otlp")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("job failed on a partial success: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "partial_success: ") || !strings.Contains(string(out), "windows overlap") {
+		t.Fatalf("job did not report the partial success:\n%s", out)
+	}
+}
