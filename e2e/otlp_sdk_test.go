@@ -363,13 +363,12 @@ func (v otlpVariant) requireScrape(t *testing.T, baseURL string, e otlpExpect, i
 // lost, so that the SDK retries it), and a captured request replayed with
 // curl.
 func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
-	bin := prometheus3Binary(t)
 	variants := otlpVariants(jobs)
 	t.Run("three runs leave one group per job with the last values and the summed deltas, as Prometheus 3 scrapes it", func(t *testing.T) {
-		testOTLPSDKThreeRuns(t, bin, variants)
+		testOTLPSDKThreeRuns(t, prometheus3Binary(t), variants)
 	})
 	t.Run("a kill -9 between runs 2 and 3 loses none of the summed deltas", func(t *testing.T) {
-		testOTLPSDKKilled(t, bin, variants)
+		testOTLPSDKKilled(t, prometheus3Binary(t), variants)
 	})
 	t.Run("the leader replica killed between runs 2 and 3, then run 3's answer lost and retried by the SDK: every replica holds the summed deltas", func(t *testing.T) {
 		testOTLPSDKLeaderKilled(t, variants)
