@@ -128,7 +128,7 @@ func (t *Translator) exemplarLabels(ex pmetric.Exemplar) labelList {
 			continue
 		}
 		name, err := t.exemplarLabelName(k)
-		if err != nil || ls.get(name) != "" {
+		if err != nil || ls.clashes(name) {
 			continue
 		}
 		val := v.AsString()
@@ -143,6 +143,16 @@ func (t *Translator) exemplarLabels(ex pmetric.Exemplar) labelList {
 	}
 	slices.SortFunc(ls, compareLabels)
 	return ls
+}
+
+// clashes reports whether name is one of ls' names under some escaping.
+func (l labelList) clashes(name string) bool {
+	for _, x := range l {
+		if sameUnderEscaping(x.name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // exemplarLabelName is the label name of an exemplar attribute.

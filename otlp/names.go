@@ -11,12 +11,28 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/seriesid"
 )
 
-// familyHeader is what a metric's family is called and typed as.
+// familyHeader is what a metric's family is called and typed as, and the
+// sample names it claims.
 type familyHeader struct {
 	name, help, unit string
 	typ              dto.MetricType
+	claims           []string
+}
+
+// familyType is the type of a cumulative metric's family.
+func familyType(om otlptranslator.Metric) dto.MetricType {
+	switch om.Type {
+	case otlptranslator.MetricTypeMonotonicCounter:
+		return dto.MetricType_COUNTER
+	case otlptranslator.MetricTypeGauge, otlptranslator.MetricTypeNonMonotonicCounter:
+		return dto.MetricType_GAUGE
+	case otlptranslator.MetricTypeSummary:
+		return dto.MetricType_SUMMARY
+	}
+	return dto.MetricType_HISTOGRAM
 }
 
 // header names, types and describes metric as Prometheus' receiver does:
@@ -51,7 +67,7 @@ func (t *Translator) header(m pmetric.Metric) (familyHeader, error) {
 	if err != nil {
 		return h, fmt.Errorf("metric %q: %w", m.Name(), err)
 	}
-	h.name, h.unit = names.name, names.unit
+	h.name, h.unit, h.claims = names.name, names.unit, names.claims
 	h.help = m.Description()
 	if !utf8.ValidString(h.help) {
 		return h, fmt.Errorf("metric %q: its description is not valid UTF-8", m.Name())
@@ -59,9 +75,11 @@ func (t *Translator) header(m pmetric.Metric) (familyHeader, error) {
 	return h, nil
 }
 
-// headerNames are a metric's family name and unit.
+// headerNames are a metric's family name and unit, and the sample names
+// the family claims (see claimFamily).
 type headerNames struct {
 	name, unit string
+	claims     []string
 }
 
 // buildNames builds a metric's family name and unit.
@@ -73,7 +91,8 @@ func (t *Translator) buildNames(om otlptranslator.Metric) (headerNames, error) {
 	if !exposition.ValidMetricName(name, t.settings.UTF8Names) {
 		return headerNames{}, fmt.Errorf("name %q is not valid", name)
 	}
-	out := headerNames{name: name}
+	typ := familyType(om)
+	out := headerNames{name: name, claims: seriesid.Claims(name, typ, seriesid.ClaimSchemes(t.settings.UTF8Names))}
 	if om.Unit != "" {
 		out.unit = t.unitNamer.Build(om.Unit)
 		if !utf8.ValidString(out.unit) {

@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/pushgate/pushgate/seriesid"
 )
 
 // maxAheadTime is how far ahead of the gateway's clock a point's timestamp
@@ -29,6 +31,8 @@ type Translator struct {
 	promote    map[string]struct{}
 	promoteAll bool
 	names      nameCache
+	// targetInfoClaims are the sample names target_info claims.
+	targetInfoClaims []string
 }
 
 // NewTranslator validates s (see Settings.Validate, which trims s's
@@ -49,6 +53,7 @@ func NewTranslator(s Settings) (*Translator, error) {
 		labelNamer:  labelNamer(strategy),
 		promoteAll:  s.PromoteAllResourceAttributes,
 	}
+	t.targetInfoClaims = seriesid.Claims(targetInfoName, dto.MetricType_GAUGE, seriesid.ClaimSchemes(s.UTF8Names))
 	list := s.PromoteResourceAttributes
 	if s.PromoteAllResourceAttributes {
 		list = s.IgnoreResourceAttributes
@@ -122,6 +127,8 @@ type translation struct {
 	// Scratch space for a series' labels and sorted attributes.
 	labels labelList
 	sorted []label
+	// claims are the request's names, see claimFamily.
+	claims claims
 	// exemplars is scratch space for a point's exemplars, deltas for a
 	// native histogram's bucket deltas.
 	exemplars []exemplarRef
@@ -134,6 +141,11 @@ func (tr *translation) group(r *resourceState) *groupBuilder {
 		return g
 	}
 	g := newGroupBuilder(r.key)
+	if tr.t.settings.UTF8Names {
+		for _, l := range r.key {
+			_ = tr.claimLabel(l.name) // the gateway checks the key; here it only claims its names
+		}
+	}
 	if tr.byKey == nil {
 		tr.byKey = make(map[string]*groupBuilder, 1)
 	}
@@ -201,14 +213,28 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 	if !ok {
 		return nil
 	}
-	h := familyHeader{name: targetInfoName, help: targetInfoHelp, typ: dto.MetricType_GAUGE}
-	if f, err := g.family(&tr.arena, h, false, 1); err == nil {
+	h := familyHeader{name: targetInfoName, help: targetInfoHelp, typ: dto.MetricType_GAUGE, claims: tr.t.targetInfoClaims}
+	if err := tr.checkLabelNames(ls); err != nil {
+		g.refuse(0, "target_info left out: "+err.Error())
+		return nil
+	}
+	if f, err := tr.family(g, h, false, 1); err != nil {
+		g.refuse(0, "target_info left out: "+err.Error())
+	} else {
 		m := tr.arena.metrics.new()
 		m.Gauge = tr.arena.gauges.new()
 		m.Gauge.Value = tr.arena.float(1)
 		tr.add(g, f, ls, m, nil)
 	}
 	return nil
+}
+
+// family returns g's family for h, its name claimed for the request.
+func (tr *translation) family(g *groupBuilder, h familyHeader, delta bool, n int) (*familyBuilder, error) {
+	if err := tr.claimFamily(h.name, h.typ, h.claims); err != nil {
+		return nil, err
+	}
+	return g.family(&tr.arena, h, delta, n)
 }
 
 // metric translates one metric into its family in g.
@@ -237,7 +263,7 @@ func (tr *translation) metric(g *groupBuilder, r *resourceState, sc labelList, m
 			return
 		}
 	}
-	f, err := g.family(&tr.arena, h, delta, n)
+	f, err := tr.family(g, h, delta, n)
 	if err != nil {
 		g.refuse(n, fmt.Sprintf("metric %q: %v", m.Name(), err))
 		return

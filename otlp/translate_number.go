@@ -58,6 +58,9 @@ func (p *pointContext) labels(attrs pcommon.Map, extra string) (labelList, error
 	full := ls
 	ls, err = p.r.finish(ls, extra)
 	tr.labels = full[:0]
+	if err == nil {
+		err = tr.checkLabelNames(ls)
+	}
 	return ls, err
 }
 
