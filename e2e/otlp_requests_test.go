@@ -149,14 +149,19 @@ var noRecordedValue = pmetric.DefaultDataPointFlags.WithNoRecordedValue(true)
 // second request ends one series with NoRecordedValue and sends the next
 // delta window. start is the process start of every cumulative point; the
 // points' times are before now, so that both servers hold them when asked.
-func oracleRequests(start time.Time) []pmetric.Metrics {
+//
+// With utf8Names the colliding attributes are left out: names kept as sent
+// must still be distinct under every escaping the gateway serves (DESIGN
+// §5), so the gateway refuses http.method beside http_method, which
+// Prometheus stores as two labels — a deliberate difference.
+func oracleRequests(start time.Time, utf8Names bool) []pmetric.Metrics {
 	t1, t2 := start.Add(time.Second), start.Add(2*time.Second)
-	return []pmetric.Metrics{oracleRequest(start, start, t1, 1), oracleRequest(start, t1, t2, 2)}
+	return []pmetric.Metrics{oracleRequest(start, start, t1, 1, utf8Names), oracleRequest(start, t1, t2, 2, utf8Names)}
 }
 
 // oracleRequest is request n (1 or 2) of oracleRequests: cumulative points
 // over (start, end], delta points over (deltaStart, end].
-func oracleRequest(start, deltaStart, end time.Time, n int) pmetric.Metrics {
+func oracleRequest(start, deltaStart, end time.Time, n int, utf8Names bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	cum, delta := pmetric.AggregationTemporalityCumulative, pmetric.AggregationTemporalityDelta
 	f := float64(n)
@@ -174,7 +179,11 @@ func oracleRequest(start, deltaStart, end time.Time, n int) pmetric.Metrics {
 	// values are joined with ";" in the attributes' sorted order).
 	otlpGauge(otlpMetric(ms, "e2e.otlp.temperature", "Cel"), end, 21.5*f, "room.name", "lab")
 	otlpGauge(otlpMetric(ms, "e2e.otlp.utilization", "1"), end, 0.25*f)
-	otlpGauge(otlpMetric(ms, "e2e.otlp.collide", ""), end, f, "http.method", "GET", "http_method", "POST")
+	if utf8Names {
+		otlpGauge(otlpMetric(ms, "e2e.otlp.collide", ""), end, f, "http.method", "GET", "http.route", "/x")
+	} else {
+		otlpGauge(otlpMetric(ms, "e2e.otlp.collide", ""), end, f, "http.method", "GET", "http_method", "POST")
+	}
 	workers := otlpMetric(ms, "e2e.otlp.workers", "{worker}")
 	otlpGauge(workers, end, 3*f, "pool", "a")
 	if p := otlpGauge(workers, end, 4, "pool", "b"); n == 2 {
