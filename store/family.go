@@ -76,8 +76,9 @@ type Family struct {
 	// installed; set and read by install only, under the store's lock.
 	slot *slot
 	// state is the opaque state its push gave the family (Push.States,
-	// see headstate.go), nil for none.
-	state []byte
+	// see headstate.go), nil for none. A pointer: one word in every family
+	// instead of a slice's three, for what few families have.
+	state *[]byte
 }
 
 // textRef is a plain family's text body in one encoding, as the push

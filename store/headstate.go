@@ -56,7 +56,7 @@ func (s *Store) HeadStates(key groupkey.Key) (map[string][]byte, Head) {
 		if states == nil {
 			states = make(map[string][]byte)
 		}
-		states[name] = f.state
+		states[name] = *f.state
 	}
 	return states, h
 }
@@ -69,4 +69,9 @@ func (h *Head) holds(s *Store, gid string) bool {
 
 // State returns the state the push that stored the family gave it, or nil.
 // The bytes must not be modified.
-func (f *Family) State() []byte { return f.state }
+func (f *Family) State() []byte {
+	if f.state == nil {
+		return nil
+	}
+	return *f.state
+}

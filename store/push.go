@@ -68,8 +68,9 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
 			return 0, s.recordFailure(ctx, p.Key, p.Time, err)
 		}
-		if st := p.States[fams[i].Name()]; st != nil {
-			fams[i].state = bytes.Clone(st)
+		if st := p.States[fams[i].Name()]; len(st) > 0 {
+			c := bytes.Clone(st)
+			fams[i].state = &c
 		}
 	}
 	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)

@@ -150,7 +150,12 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 		f.plain = exposition.LegacyExemplarNamesInBody(metrics)
 	}
 	// Decode copied the state out of the record already.
-	f.state = rf.State
+	if len(rf.State) > 0 {
+		// Its own variable: a pointer into rec would keep the record, and
+		// the log's memory its blocks slice, alive.
+		st := rf.State
+		f.state = &st
+	}
 	if rf.Packed != nil {
 		f.packed = bytes.Clone(rf.Packed)
 	} else {
