@@ -92,6 +92,10 @@ func (s otlpSetup) settings(delta bool) prw.Settings {
 		AddMetricSuffixes:     s.strategy.ShouldAddSuffixes(),
 		AllowUTF8:             !s.strategy.ShouldEscape(),
 		AllowDeltaTemporality: delta,
+		// The otlp: block's defaults (config.DefaultOTLPConfig): "_x" is
+		// "key_x", and "a..b" keeps both underscores.
+		LabelNameUnderscoreSanitization:      true,
+		LabelNamePreserveMultipleUnderscores: true,
 	}
 }
 
