@@ -54,7 +54,10 @@ type Settings struct {
 // Group is what one ResourceMetrics of a request becomes.
 type Group struct {
 	// Labels are the group's grouping labels (its key): the URL's when it
-	// carries them, else derived from the resource. Job is always set.
+	// carries them, else derived from the resource. Job is always set,
+	// except in the Group of a resource from which no key can be derived
+	// (no service.name and no URL labels): its Labels are nil, and it
+	// carries only its refused points (Rejected, Reason).
 	Labels map[string]string
 	// Families are the translated families of cumulative points, gauges
 	// and summaries, and target_info, each family complete (a request
@@ -73,8 +76,13 @@ type Group struct {
 }
 
 // DeltaFamily is one family's delta points, translated like cumulative
-// points (a counter or a classic or native histogram) but holding each
-// point's own increase.
+// points but holding each point's own increase: a monotonic sum is a
+// counter, a non-monotonic sum a gauge (whose deltas are summed too, as
+// Prometheus' delta-to-cumulative conversion sums them), an explicit
+// histogram a classic histogram (its buckets exactly its bounds, no +Inf
+// bucket), an exponential one a native histogram. No created timestamp is
+// set: the window says when each point starts. Several points of one
+// series may follow each other, in the request's order.
 type DeltaFamily struct {
 	// Family is the family's header and its points, one dto.Metric per
 	// point: a counter's increase, or a histogram's bucket increases.
