@@ -115,6 +115,11 @@ func addValue(m, p *dto.Metric) bool {
 			m.Counter.Exemplar = p.Counter.Exemplar
 		}
 		return true
+	case m.Gauge != nil && p.Gauge != nil:
+		// A non-monotonic delta sum: summed as Prometheus' delta-to-
+		// cumulative conversion sums it, and served as a gauge.
+		m.Gauge.Value = proto.Float64(m.Gauge.GetValue() + p.Gauge.GetValue())
+		return true
 	case m.Histogram != nil && p.Histogram != nil:
 		if isNative(m.Histogram) != isNative(p.Histogram) {
 			return false

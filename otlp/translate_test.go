@@ -297,3 +297,26 @@ func TestRefusedPoints(t *testing.T) {
 		})
 	}
 }
+
+func TestNonMonotonicDeltaSumsAddUpAsGauges(t *testing.T) {
+	var deltas []DeltaFamily
+	for i, v := range []float64{3, -1} {
+		md, ms := request("service.name", "svc")
+		dp := addSum(ms, "level", "", false, pmetric.AggregationTemporalityDelta, v)
+		dp.SetStartTimestamp(pcommon.Timestamp(1e9 * (i + 1)))
+		dp.SetTimestamp(pcommon.Timestamp(1e9 * (i + 2)))
+		deltas = append(deltas, translateOne(t, md, nil).Deltas...)
+	}
+	acc, err := AddDeltas(nil, deltas[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err = AddDeltas(acc.States, deltas[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf := acc.Families[0]
+	if mf.GetType().String() != "GAUGE" || mf.Metric[0].GetGauge().GetValue() != 2 || acc.Resets != 0 {
+		t.Errorf("family %v, resets %d", mf, acc.Resets)
+	}
+}
