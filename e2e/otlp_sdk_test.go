@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,7 +187,13 @@ func (v otlpVariant) requirePrometheus(t *testing.T, p *prometheusServer, e otlp
 // holding e, and that no label anywhere holds one of the runs'
 // service.instance.ids. It returns an error instead of failing, for polls.
 func (v otlpVariant) checkScrape(baseURL string, e otlpExpect, instanceIDs []string) error {
-	job := v.jobLabel()
+	return checkOTLPGroup(baseURL, lbl("job", v.jobLabel()), e, instanceIDs)
+}
+
+// checkOTLPGroup is checkScrape for the group whose key is key (job, and
+// instance when it has one).
+func checkOTLPGroup(baseURL string, key map[string]string, e otlpExpect, instanceIDs []string) error {
+	job := key["job"]
 	mfs, err := scrapeProtobuf(baseURL + "/metrics")
 	if err != nil {
 		return err
@@ -203,7 +210,10 @@ func (v otlpVariant) checkScrape(baseURL string, e otlpExpect, instanceIDs []str
 		}
 	}
 	one := func(name string, typ dto.MetricType, extra ...string) (*dto.Metric, error) {
-		want := lbl(append([]string{"job", job}, extra...)...)
+		want := lbl(append([]string{"job", job, "instance", key["instance"]}, extra...)...)
+		if key["instance"] == "" {
+			delete(want, "instance")
+		}
 		mf := mfs[name]
 		if mf == nil {
 			return nil, fmt.Errorf("no family %s", name)
@@ -290,8 +300,8 @@ func (v otlpVariant) checkScrape(baseURL string, e otlpExpect, instanceIDs []str
 			keys = append(keys, labels)
 		}
 	}
-	if len(keys) != 1 || keys[0]["instance"] != "" {
-		return fmt.Errorf("/api/v1/metrics has groups %v for job %s, want one without an instance", keys, job)
+	if len(keys) != 1 || keys[0]["instance"] != key["instance"] {
+		return fmt.Errorf("/api/v1/metrics has groups %v for job %s, want one with instance %q", keys, job, key["instance"])
 	}
 	return nil
 }
@@ -376,6 +386,53 @@ func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
 	t.Run("a captured export replayed twice with curl changes nothing and names the overlap", func(t *testing.T) {
 		testOTLPSDKReplay(t, variants)
 	})
+	t.Run("a DELETE of the group resets the summed deltas", func(t *testing.T) {
+		testOTLPSDKDelete(t, variants)
+	})
+	t.Run("a job that names its group in OTEL_EXPORTER_OTLP_METRICS_ENDPOINT lands in that group", func(t *testing.T) {
+		testOTLPSDKGroupingPath(t, variants)
+	})
+}
+
+func testOTLPSDKDelete(t *testing.T, variants []otlpVariant) {
+	g := startGateway(t)
+	for _, v := range variants {
+		var ids []string
+		for r := 1; r <= 2; r++ {
+			ids = append(ids, v.run(t, g.URL, r))
+		}
+		v.requireScrape(t, g.URL, otlpExpectAfter(v.temporality, 2), ids)
+		// The job label holds a '/': the path carries it in base64url.
+		path := "/metrics/job@base64/" + base64.RawURLEncoding.EncodeToString([]byte(v.jobLabel()))
+		mustStatus(t, http.StatusAccepted, http.MethodDelete, g.url(path), nil)
+		eventually(t, waitTimeout, func() error {
+			if err := v.checkScrape(g.URL, otlpExpectAfter(v.temporality, 2), nil); err == nil {
+				return errorf("group %s still served after its DELETE", v.jobLabel())
+			}
+			return nil
+		})
+		// Run 3 alone: nothing of runs 1 and 2 is added to it.
+		v.requireScrape(t, g.URL, otlpRunValues(3), append(ids, v.run(t, g.URL, 3)))
+	}
+}
+
+func testOTLPSDKGroupingPath(t *testing.T, variants []otlpVariant) {
+	g := startGateway(t)
+	for _, v := range variants {
+		// The signal's own endpoint is used as it is: no /v1/metrics added.
+		key := lbl("job", "batch/"+v.service(), "instance", "db-1")
+		endpoint := "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=" + g.URL + "/otlp/job@base64/" +
+			base64.RawURLEncoding.EncodeToString([]byte(key["job"])) + "/instance/" + key["instance"] + "/v1/metrics"
+		var ids []string
+		for r := 1; r <= 3; r++ {
+			ids = append(ids, v.run(t, g.URL, r, endpoint))
+		}
+		e := otlpExpectAfter(v.temporality, 3)
+		eventually(t, waitTimeout, func() error { return checkOTLPGroup(g.URL, key, e, ids) })
+		if err := v.checkScrape(g.URL, e, nil); err == nil || !strings.Contains(err.Error(), "series []") {
+			t.Fatalf("the resource's job %s has a group too (%v), though the URL named the group", v.jobLabel(), err)
+		}
+	}
 }
 
 // otlpPrometheus starts Prometheus 3 scraping g with native histograms on.
