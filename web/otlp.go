@@ -82,6 +82,9 @@ func (h *Handler) otlp(w http.ResponseWriter, r *http.Request, rest string) {
 	}
 	ans, ref := h.otlpServe(r, rest, enc, start)
 	if ref != nil {
+		if ref.code < http.StatusInternalServerError {
+			h.metrics.otlp.points.WithLabelValues("rejected").Add(float64(ans.points))
+		}
 		h.otlpFail(w, r, enc, ref)
 		return
 	}
@@ -120,15 +123,16 @@ func (h *Handler) otlpServe(r *http.Request, rest string, enc otlp.Encoding, sta
 	if derr != nil {
 		return otlpAnswer{}, otlpRefuse(http.StatusBadRequest, "body", derr)
 	}
+	decoded := otlpAnswer{points: md.DataPointCount()}
 	groups, terr := h.otlpTranslate(md, urlLabels, start)
 	if terr != nil {
-		return otlpAnswer{}, otlpRefuse(http.StatusBadRequest, "body", terr)
+		return decoded, otlpRefuse(http.StatusBadRequest, "body", terr)
 	}
 	if ref := h.otlpPermit(r, groups); ref != nil {
-		return otlpAnswer{}, ref
+		return decoded, ref
 	}
 	ans, ref := h.otlpStore(r.Context(), groups, start)
-	ans.points = md.DataPointCount()
+	ans.points = decoded.points
 	return ans, ref
 }
 

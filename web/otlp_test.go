@@ -320,11 +320,21 @@ func TestOTLPCountsRequestsPointsAndRefusals(t *testing.T) {
 	h := otlpTestHandler(t, Options{})
 	exportResponse(t, postOTLP(t, h, "/otlp/v1/metrics", otlpMetricsRequest(1, "a"), otlp.Protobuf), otlp.Protobuf)
 	do(t, h, http.MethodPost, "/otlp/v1/metrics", []byte("x"), map[string]string{"Content-Type": "text/plain"})
+	// A request whose one point the translation refuses: nothing stored.
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "a")
+	rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty().SetEmptyHistogram().DataPoints().AppendEmpty()
+	if w := postOTLP(t, h, "/otlp/v1/metrics", md, otlp.Protobuf); w.Code != http.StatusBadRequest {
+		t.Errorf("a request of refused points alone: %d, want 400", w.Code)
+	}
 	body := scrapeText(t, h)
 	for _, want := range []string{
 		`pushgate_otlp_requests_total{outcome="success"} 1`,
-		`pushgate_otlp_requests_total{outcome="refused"} 1`,
+		`pushgate_otlp_requests_total{outcome="refused"} 2`,
 		`pushgate_otlp_points_total{result="accepted"} 2`,
+		`pushgate_otlp_points_total{result="rejected"} 1`,
+		`pushgate_rejected_requests_total{handler="otlp",reason="points"} 1`,
 		`pushgate_rejected_requests_total{handler="otlp",reason="media_type"} 1`,
 		`pushgateway_http_requests_total{code="200",handler="otlp",method="post"} 1`,
 		`pushgateway_http_push_duration_seconds_count{method="post"} 2`,
