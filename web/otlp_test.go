@@ -337,7 +337,7 @@ func TestOTLPCountsRequestsPointsAndRefusals(t *testing.T) {
 		`pushgate_rejected_requests_total{handler="otlp",reason="points"} 1`,
 		`pushgate_rejected_requests_total{handler="otlp",reason="media_type"} 1`,
 		`pushgateway_http_requests_total{code="200",handler="otlp",method="post"} 1`,
-		`pushgateway_http_push_duration_seconds_count{method="post"} 2`,
+		`pushgateway_http_push_duration_seconds_count{method="post"} 3`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("own metrics lack %s", want)
