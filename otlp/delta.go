@@ -31,8 +31,8 @@ type Accumulation struct {
 // (states: by family name, as the store returned them; nil entries are
 // empty states) and returns the families to store with their new states.
 // A point is added unless its window (start, end] overlaps a window summed
-// already for its series: a retried request adds nothing. Counters add
-// values; explicit histograms add bucket by bucket when their bounds match
+// already for its series: a retried request adds nothing. Counters (and
+// the gauges of non-monotonic delta sums) add values; explicit histograms add bucket by bucket when their bounds match
 // the sum's, and otherwise restart from the point; exponential (native)
 // histograms are merged at the lower of the two scales. A series' created
 // timestamp is the start of the first window summed into it. AddDeltas
