@@ -22,6 +22,7 @@ import (
 type otlpSample struct {
 	ls     labels.Labels
 	family string
+	typ    model.MetricType
 	v      float64
 	h      *histogram.Histogram
 }
@@ -47,7 +48,7 @@ func (a *captureAppender) Append(_ storage.SeriesRef, ls labels.Labels, _, _ int
 	if fh != nil {
 		return 0, fmt.Errorf("unexpected float histogram for %s", ls)
 	}
-	s := otlpSample{ls: ls.Copy(), family: opts.MetricFamilyName, v: v}
+	s := otlpSample{ls: ls.Copy(), family: opts.MetricFamilyName, typ: opts.Metadata.Type, v: v}
 	if h != nil {
 		s.h = h.Copy()
 	}
@@ -191,7 +192,18 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 		}
 		id := otlpIdentity(s.ls)
 		m.labels[id] = id
-		m.family(job, s.family, false)[id] = sampleValue(s)
+		fam := m.family(job, s.family, false)
+		fam[id] = sampleValue(s)
+		// A histogram point without a sum gets no _sum series from
+		// Prometheus' receiver, but a protobuf scrape always carries
+		// one (its parser reads an absent sample_sum as 0), so the
+		// gateway can only serve 0 there: expect that, and only that.
+		if s.typ == model.MetricTypeHistogram && s.h == nil && s.ls.Get(model.MetricNameLabel) == s.family+"_count" {
+			sumID := otlpIdentity(labels.NewBuilder(s.ls).Set(model.MetricNameLabel, s.family+"_sum").Labels())
+			if _, ok := fam[sumID]; !ok {
+				fam[sumID] = otlpValue{v: 0}
+			}
+		}
 	}
 	for _, s := range delta {
 		job := s.ls.Get(model.JobLabel)
