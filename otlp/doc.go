@@ -27,8 +27,9 @@
 //     labels replaces the whole histogram or summary (Prometheus keeps each
 //     sample series' last value); a counter or classic bucket carries one
 //     exemplar, the one Prometheus appends last; an attribute named le (on
-//     a histogram point) or quantile (on a summary point), which Prometheus
-//     keeps on _sum and _count only, is left out; a histogram point without
+//     a histogram point, explicit or exponential) or quantile (on a summary
+//     point), which Prometheus keeps on _sum and _count (and native
+//     series), is left out; a histogram point without
 //     a sum is served with _sum 0, which the exposition formats cannot
 //     leave out.
 //   - What the store's series identity refuses for a whole group (a family

@@ -36,7 +36,10 @@ func (p *pointContext) exponentialHistograms(pts pmetric.ExponentialHistogramDat
 			p.refuse(err)
 			continue
 		}
-		ls, err := p.labels(pt.Attributes(), "")
+		// An attribute le stays on Prometheus' native series, but the
+		// store refuses it on any histogram (text formats write a native
+		// histogram's classic buckets): it is left out, as on classic ones.
+		ls, err := p.labels(pt.Attributes(), "le")
 		if err != nil {
 			p.refuse(err)
 			continue
