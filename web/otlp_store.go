@@ -111,13 +111,21 @@ func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time
 		if aerr != nil {
 			return 0, 0, "", &store.RejectError{Key: key, Reason: aerr.Error()}
 		}
-		fams := g.Families
-		if attempt > 0 {
-			// The store sanitizes the families it is given in place.
-			fams = cloneFamilies(fams)
+		// A new slice: appending to the translation's could write into
+		// memory past its length that is not this group's.
+		fams := make([]*dto.MetricFamily, 0, len(g.Families)+len(acc.Families))
+		if attempt == 0 {
+			fams = append(fams, g.Families...)
+		} else {
+			// The store sanitized them in place on the first attempt
+			// (grouping labels added); each retry gets its own copy
+			// rather than rely on that being idempotent. Retries are
+			// rare: pushgate_otlp_delta_conflicts_total counts them.
+			fams = append(fams, cloneFamilies(g.Families)...)
 		}
+		fams = append(fams, acc.Families...)
 		pos, err = st.Push(ctx, store.Push{
-			Key: key, Method: store.Merge, Families: append(fams, acc.Families...), Time: at,
+			Key: key, Method: store.Merge, Families: fams, Time: at,
 			States: acc.States, Expect: &head,
 		})
 		if errors.Is(err, store.ErrHeadChanged) {
