@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/otlptranslator"
+	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
@@ -68,6 +69,9 @@ type otlpSetup struct {
 	name     string
 	strategy otlptranslator.TranslationStrategyOption
 	utf8     bool
+	// promote is the otlp: block's promotion settings; its
+	// TranslationStrategy is not read (strategy is).
+	promote promconfig.OTLPConfig
 }
 
 // otlpSetups are the gateway setups every seed of TestOTLPOracle runs
@@ -75,6 +79,12 @@ type otlpSetup struct {
 var otlpSetups = []otlpSetup{
 	{name: "UnderscoreEscapingWithSuffixes", strategy: otlptranslator.UnderscoreEscapingWithSuffixes},
 	{name: "NoUTF8EscapingWithSuffixes", strategy: otlptranslator.NoUTF8EscapingWithSuffixes, utf8: true},
+	{name: "promote-all-and-scope", strategy: otlptranslator.UnderscoreEscapingWithSuffixes, promote: promconfig.OTLPConfig{
+		PromoteAllResourceAttributes:      true,
+		IgnoreResourceAttributes:          []string{"k8s.pod.name", "service.instance.id"},
+		KeepIdentifyingResourceAttributes: true,
+		PromoteScopeMetadata:              true,
+	}},
 }
 
 // flags returns the gateway's command line for s.
@@ -83,6 +93,21 @@ func (s otlpSetup) flags() []string {
 	if s.utf8 {
 		f = append(f, "--push.enable-utf8-names")
 	}
+	if s.promote.PromoteAllResourceAttributes {
+		f = append(f, "--otlp.promote-all-resource-attributes")
+	}
+	for _, a := range s.promote.PromoteResourceAttributes {
+		f = append(f, "--otlp.promote-resource-attributes="+a)
+	}
+	for _, a := range s.promote.IgnoreResourceAttributes {
+		f = append(f, "--otlp.ignore-resource-attributes="+a)
+	}
+	if s.promote.KeepIdentifyingResourceAttributes {
+		f = append(f, "--otlp.keep-identifying-resource-attributes")
+	}
+	if s.promote.PromoteScopeMetadata {
+		f = append(f, "--otlp.promote-scope-metadata")
+	}
 	return f
 }
 
@@ -90,9 +115,12 @@ func (s otlpSetup) flags() []string {
 // derives them from its otlp: block with this strategy.
 func (s otlpSetup) settings(delta bool) prw.Settings {
 	return prw.Settings{
-		AddMetricSuffixes:     s.strategy.ShouldAddSuffixes(),
-		AllowUTF8:             !s.strategy.ShouldEscape(),
-		AllowDeltaTemporality: delta,
+		AddMetricSuffixes:                 s.strategy.ShouldAddSuffixes(),
+		AllowUTF8:                         !s.strategy.ShouldEscape(),
+		AllowDeltaTemporality:             delta,
+		PromoteResourceAttributes:         prw.NewPromoteResourceAttributes(s.promote),
+		KeepIdentifyingResourceAttributes: s.promote.KeepIdentifyingResourceAttributes,
+		PromoteScopeMetadata:              s.promote.PromoteScopeMetadata,
 		// The otlp: block's defaults (config.DefaultOTLPConfig): "_x" is
 		// "key_x", and "a..b" keeps both underscores.
 		LabelNameUnderscoreSanitization:      true,

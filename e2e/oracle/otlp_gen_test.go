@@ -172,6 +172,10 @@ func (g *otlpGen) scopes(rm pmetric.ResourceMetrics, prev time.Time) int {
 			sm.Scope().SetName(fmt.Sprintf("lib.%d", s))
 			sm.Scope().SetVersion("0.1." + fmt.Sprint(g.rng.IntN(3)))
 		}
+		if g.rng.IntN(2) == 0 {
+			sm.SetSchemaUrl("https://opentelemetry.io/schemas/1.26.0")
+			sm.Scope().Attributes().PutStr("lib.team", "core")
+		}
 		if g.rng.IntN(8) == 0 {
 			continue // an empty scope
 		}
@@ -397,4 +401,16 @@ func (g *otlpGen) exemplars(es pmetric.ExemplarSlice, end pcommon.Timestamp) {
 			e.FilteredAttributes().PutStr("user.id", fmt.Sprint(g.rng.IntN(100)))
 		}
 	}
+}
+
+// wire picks how the next request is sent: mostly protobuf to /otlp, as
+// SDKs send, else OTLP JSON, Prometheus' path, gzip.
+func (g *otlpGen) wire() otlpWire {
+	w := otlpProtobuf
+	if g.rng.IntN(4) == 0 {
+		w.path = "/api/v1/otlp/v1/metrics"
+	}
+	w.json = g.rng.IntN(3) == 0
+	w.gzip = g.rng.IntN(4) == 0
+	return w
 }

@@ -19,7 +19,7 @@ const (
 // the smallest request and its failure.
 func shrinkOTLP(ctx context.Context, bin string, setup otlpSetup, f *otlpFailure) (pmetric.Metrics, *otlpFailure, bool) {
 	fails := func(md pmetric.Metrics) *otlpFailure {
-		got, _, err := replayOTLP(ctx, bin, setup, []pmetric.Metrics{md}, nil)
+		got, _, err := replayOTLP(ctx, bin, setup, []pmetric.Metrics{md}, []otlpWire{f.wire})
 		if err != nil || got == nil || got.class != f.class {
 			return nil
 		}

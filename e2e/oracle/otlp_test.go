@@ -15,7 +15,7 @@ import (
 
 // otlpDefaultDuration bounds TestOTLPOracle's run per setup unless
 // ORACLE_OTLP_DURATION says otherwise.
-const otlpDefaultDuration = 10 * time.Second
+const otlpDefaultDuration = 7 * time.Second
 
 // otlpStats counts what an OTLP run compared.
 type otlpStats struct {
@@ -34,6 +34,47 @@ type otlpFailure struct {
 	class   string
 	detail  string
 	request pmetric.Metrics
+	wire    otlpWire
+}
+
+// otlpWire is how a request is sent: the path, protobuf or OTLP JSON, and
+// gzip or not.
+type otlpWire struct {
+	path       string
+	json, gzip bool
+}
+
+// otlpProtobuf is the wire of an SDK pointed at the gateway's /otlp.
+var otlpProtobuf = otlpWire{path: "/otlp/v1/metrics"}
+
+// encode returns the body and headers of md sent as w says.
+func (w otlpWire) encode(md pmetric.Metrics) ([]byte, []string, error) {
+	req := pmetricotlp.NewExportRequestFromMetrics(md)
+	body, err := req.MarshalProto()
+	header := []string{"Content-Type", "application/x-protobuf"}
+	if w.json {
+		body, err = req.MarshalJSON()
+		header = []string{"Content-Type", "application/json; charset=utf-8"}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.gzip {
+		body = gzipBytes(body)
+		header = append(header, "Content-Encoding", "gzip")
+	}
+	return body, header, nil
+}
+
+func (w otlpWire) String() string {
+	s := "protobuf"
+	if w.json {
+		s = "JSON"
+	}
+	if w.gzip {
+		s += ", gzip"
+	}
+	return "POST " + w.path + " (" + s + ")"
 }
 
 // TestOTLPOracle sends random OTLP requests (dotted names with units,
@@ -50,7 +91,7 @@ type otlpFailure struct {
 //
 // ORACLE_SEED picks the first seed; ORACLE_OPS the requests per sequence
 // (default 50); ORACLE_OTLP_DURATION how long each setup runs new seeds
-// (default 10s; at least ORACLE_SEEDS sequences run when that is set).
+// (default 7s; at least ORACLE_SEEDS sequences run when that is set).
 func TestOTLPOracle(t *testing.T) {
 	bin := gatewayBinary(t)
 	p := readParams(t)
@@ -104,15 +145,17 @@ func (s *otlpStats) add(o otlpStats) {
 func runOTLP(ctx context.Context, bin string, setup otlpSetup, seed uint64, n int) (*otlpFailure, otlpStats, error) {
 	gen := newOTLPGen(seed, time.Now().Add(-time.Hour).Truncate(time.Second), setup.utf8)
 	reqs := make([]pmetric.Metrics, n)
-	points := make([]int, n)
+	wires := make([]otlpWire, n)
 	for i := range reqs {
-		reqs[i], points[i] = gen.request()
+		reqs[i], _ = gen.request()
+		wires[i] = gen.wire()
 	}
-	return replayOTLP(ctx, bin, setup, reqs, points)
+	return replayOTLP(ctx, bin, setup, reqs, wires)
 }
 
-// replayOTLP sends reqs to a fresh gateway of setup, checking after each.
-func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric.Metrics, points []int) (*otlpFailure, otlpStats, error) {
+// replayOTLP sends reqs, each as its wire says, to a fresh gateway of
+// setup, checking after each.
+func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric.Metrics, wires []otlpWire) (*otlpFailure, otlpStats, error) {
 	st := otlpStats{sequences: 1}
 	gw, err := startGateway(bin, setup.flags()...)
 	if err != nil {
@@ -122,22 +165,21 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 	m := newOTLPModel()
 	for i, md := range reqs {
 		st.requests++
-		if points != nil {
-			st.points += points[i]
-		}
+		st.points += totalPoints(md)
+		wire := wires[i]
 		fail := func(class, format string, args ...any) (*otlpFailure, otlpStats, error) {
 			st.unkeyed = m.unkeyed
-			return &otlpFailure{at: i, class: class, detail: fmt.Sprintf(format, args...), request: md}, st, nil
+			return &otlpFailure{at: i, class: class, detail: fmt.Sprintf(format, args...), request: md, wire: wire}, st, nil
 		}
 		cum, delta, err := setup.translate(ctx, md)
 		if err != nil {
 			return fail("Prometheus' translator refuses a generated request", "%v", err)
 		}
-		body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+		body, header, err := wire.encode(md)
 		if err != nil {
-			return nil, st, fmt.Errorf("marshal request %d: %w", i+1, err)
+			return nil, st, fmt.Errorf("encode request %d: %w", i+1, err)
 		}
-		resp, err := send(ctx, "POST", gw.url+"/otlp/v1/metrics", body, "Content-Type", "application/x-protobuf")
+		resp, err := send(ctx, "POST", gw.url+wire.path, body, header...)
 		if err != nil {
 			return fail("gateway unreachable", "%v; log: %s", err, gw.output())
 		}
@@ -152,7 +194,11 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 			return fail(fmt.Sprintf("the gateway answers %d to a request Prometheus' translator accepts", resp.status), "%s", clip(resp.body, 400))
 		}
 		er := pmetricotlp.NewExportResponse()
-		if err := er.UnmarshalProto(resp.body); err != nil {
+		unmarshal := er.UnmarshalProto
+		if wire.json {
+			unmarshal = er.UnmarshalJSON
+		}
+		if err := unmarshal(resp.body); err != nil {
 			return fail("the gateway's answer is not an ExportMetricsServiceResponse", "%v: %q", err, clip(resp.body, 200))
 		}
 		// A resource without service.name has no job for a group key: the
@@ -222,8 +268,8 @@ func otlpDiff(want, got map[string]string) string {
 // request when one request on a fresh gateway shows the same class.
 func otlpReport(ctx context.Context, bin string, setup otlpSetup, seed uint64, n int, f *otlpFailure) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "DIFFERENCE %s\n  setup %s (flags %s), request %d of seed %d\n    %s\n",
-		f.class, setup.name, strings.Join(setup.flags(), " "), f.at+1, seed, f.detail)
+	fmt.Fprintf(&b, "DIFFERENCE %s\n  setup %s (flags %s), request %d of seed %d, %v\n    %s\n",
+		f.class, setup.name, strings.Join(setup.flags(), " "), f.at+1, seed, f.wire, f.detail)
 	fmt.Fprintf(&b, "  replay: cd e2e/oracle && ORACLE_SEED=%d ORACLE_SEEDS=1 ORACLE_OPS=%d ORACLE_OTLP_DURATION=0 go test -run 'TestOTLPOracle/%s$' .\n", seed, n, setup.name)
 	req := f.request
 	if small, sf, ok := shrinkOTLP(ctx, bin, setup, f); ok {
