@@ -7,7 +7,7 @@ import "go.opentelemetry.io/collector/pdata/pmetric"
 // of in doubling chunks (a quarter of the allocations and bytes on the
 // bench payload's request).
 type requestSize struct {
-	points, numbers, hists, summaries int
+	points, counters, gauges, hists, summaries int
 	attrs, buckets, quantiles         int
 }
 
@@ -19,7 +19,7 @@ func sizeOf(md pmetric.Metrics) requestSize {
 		rm := rms.At(i)
 		n.attrs += rm.Resource().Attributes().Len() // target_info
 		n.points++
-		n.numbers++
+		n.gauges++
 		sms := rm.ScopeMetrics()
 		for j := 0; j < sms.Len(); j++ {
 			ms := sms.At(j).Metrics()
@@ -34,9 +34,13 @@ func sizeOf(md pmetric.Metrics) requestSize {
 func (n *requestSize) addMetric(m pmetric.Metric) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
-		n.addNumbers(m.Gauge().DataPoints())
+		n.gauges += n.addNumbers(m.Gauge().DataPoints())
 	case pmetric.MetricTypeSum:
-		n.addNumbers(m.Sum().DataPoints())
+		if m.Sum().IsMonotonic() {
+			n.counters += n.addNumbers(m.Sum().DataPoints())
+		} else {
+			n.gauges += n.addNumbers(m.Sum().DataPoints())
+		}
 	case pmetric.MetricTypeHistogram:
 		pts := m.Histogram().DataPoints()
 		for i := 0; i < pts.Len(); i++ {
@@ -65,33 +69,31 @@ func (n *requestSize) addMetric(m pmetric.Metric) {
 	}
 }
 
-func (n *requestSize) addNumbers(pts pmetric.NumberDataPointSlice) {
+// addNumbers counts number points and returns how many there are.
+func (n *requestSize) addNumbers(pts pmetric.NumberDataPointSlice) int {
 	for i := 0; i < pts.Len(); i++ {
-		n.points++
-		n.numbers++
 		n.attrs += pts.At(i).Attributes().Len()
 	}
+	n.points += pts.Len()
+	return pts.Len()
 }
 
-// reserve sizes the arena's first chunks for a request of size n. Counters
-// and gauges are reserved together (a number point is one or the other),
-// so one of the two reservations is mostly unused: a dto.Counter or Gauge
-// is small.
+// reserve sizes the arena's first chunks for a request of size n.
 func (a *arena) reserve(n requestSize) {
 	a.metrics.reserve(n.points)
 	a.metricPtrs.reserve(n.points)
 	a.pairs.reserve(n.attrs)
 	a.pairPtrs.reserve(n.attrs)
 	a.strs.reserve(2 * n.attrs)
-	a.counters.reserve(n.numbers)
-	a.gauges.reserve(n.numbers)
+	a.counters.reserve(n.counters)
+	a.gauges.reserve(n.gauges)
 	a.hists.reserve(n.hists)
 	a.summaries.reserve(n.summaries)
 	a.buckets.reserve(n.buckets)
 	a.bucketPtr.reserve(n.buckets)
 	a.quantiles.reserve(n.quantiles)
 	a.quantPtrs.reserve(n.quantiles)
-	a.floats.reserve(n.numbers + n.hists + n.summaries + n.buckets + 2*n.quantiles)
+	a.floats.reserve(n.counters + n.gauges + n.hists + n.summaries + n.buckets + 2*n.quantiles)
 	a.uints.reserve(n.hists + n.summaries + n.buckets)
-	a.times.reserve(n.points)
+	a.times.reserve(n.counters + n.hists + n.summaries)
 }
