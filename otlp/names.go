@@ -70,7 +70,9 @@ func (t *Translator) header(m pmetric.Metric) (familyHeader, error) {
 	h.name, h.unit, h.claims = names.name, names.unit, names.claims
 	h.help = m.Description()
 	if !utf8.ValidString(h.help) {
-		return h, fmt.Errorf("metric %q: its description is not valid UTF-8", m.Name())
+		// Prometheus keeps the points; a HELP text that is not UTF-8
+		// would make every text scrape fail, so its bad bytes go.
+		h.help = strings.ToValidUTF8(h.help, "\uFFFD")
 	}
 	return h, nil
 }

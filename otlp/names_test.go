@@ -72,3 +72,13 @@ func TestHelpComesFromTheDescription(t *testing.T) {
 		t.Errorf("help %q", got)
 	}
 }
+
+func TestADescriptionThatIsNotUTF8KeepsItsPoints(t *testing.T) {
+	md, ms := request("service.name", "svc")
+	addGauge(ms, "g", "", 1)
+	ms.At(0).SetDescription("bad \xff byte")
+	g := translateOne(t, md, nil)
+	if got := family(t, g, "g").GetHelp(); got != "bad \uFFFD byte" || g.Rejected != 0 {
+		t.Errorf("help %q, rejected %d", got, g.Rejected)
+	}
+}
