@@ -35,12 +35,15 @@ func otelGoJob(t *testing.T) otelJob {
 	}
 	return otelJob{
 		name: "go",
-		exec: func(ctx context.Context, endpoint string, r int, temporality, service string, env []string) ([]byte, error) {
-			cmd := exec.CommandContext(ctx, otelGoJobPath,
-				"-run", fmt.Sprint(r), "-temporality", temporality,
-				"-service.name", service, "-service.namespace", otlpNamespace,
-				"-timeout", otlpJobTimeout.String())
-			cmd.Env = append(append(os.Environ(), env...), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
+		exec: func(ctx context.Context, o otlpRunOptions) ([]byte, error) {
+			args := []string{"-run", fmt.Sprint(o.run), "-temporality", o.temporality,
+				"-service.name", o.service, "-service.namespace", otlpNamespace,
+				"-timeout", otlpJobTimeout.String()}
+			if o.periodic {
+				args = append(args, "-interval", "100ms", "-spread", "80ms")
+			}
+			cmd := exec.CommandContext(ctx, otelGoJobPath, args...)
+			cmd.Env = append(append(os.Environ(), o.env...), "OTEL_EXPORTER_OTLP_ENDPOINT="+o.endpoint)
 			return cmd.CombinedOutput()
 		},
 	}

@@ -27,19 +27,28 @@ func otelNodeJobs(t *testing.T) []otelJob {
 	for _, protocol := range []string{"json", "proto"} {
 		jobs = append(jobs, otelJob{
 			name: "node-" + protocol,
-			exec: func(ctx context.Context, endpoint string, r int, temporality, service string, env []string) ([]byte, error) {
-				arg, err := json.Marshal(map[string]any{
-					"run": r, "protocol": protocol, "temporality": temporality,
-					"service": service, "namespace": otlpNamespace,
+			exec: func(ctx context.Context, o otlpRunOptions) ([]byte, error) {
+				cmd := map[string]any{
+					"run": o.run, "protocol": protocol, "temporality": o.temporality,
+					"service": o.service, "namespace": otlpNamespace,
 					"timeoutMillis": otlpJobTimeout.Milliseconds(),
-				})
+				}
+				if o.periodic {
+					// The reader's timeout is its interval at most: 500ms
+					// leaves a loaded machine room for one export. Pauses
+					// shorter than the interval leave no window between
+					// two measurements empty, so the windows exported
+					// follow each other.
+					cmd["intervalMillis"], cmd["spreadMillis"] = 500, 400
+				}
+				arg, err := json.Marshal(cmd)
 				if err != nil {
 					return nil, err
 				}
-				cmd := exec.CommandContext(ctx, "node", "otel-job.js", string(arg))
-				cmd.Dir = "node"
-				cmd.Env = append(append(os.Environ(), env...), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
-				return cmd.CombinedOutput()
+				c := exec.CommandContext(ctx, "node", "otel-job.js", string(arg))
+				c.Dir = "node"
+				c.Env = append(append(os.Environ(), o.env...), "OTEL_EXPORTER_OTLP_ENDPOINT="+o.endpoint)
+				return c.CombinedOutput()
 			},
 		})
 	}

@@ -40,11 +40,26 @@ const otlpJobTimeout = 90 * time.Second
 type otelJob struct {
 	// name is the job's part of service.name ("go", "node-json", ...).
 	name string
-	// exec runs run r of the job with the temporality ("cumulative" or
-	// "delta") and service.name against endpoint, the value of
-	// OTEL_EXPORTER_OTLP_ENDPOINT, with env (NAME=value) added to the
-	// process environment, and returns the process output.
-	exec func(ctx context.Context, endpoint string, r int, temporality, service string, env []string) ([]byte, error)
+	// exec runs one run of the job as a new process and returns its
+	// output.
+	exec func(ctx context.Context, o otlpRunOptions) ([]byte, error)
+}
+
+// otlpRunOptions say how to run a job once.
+type otlpRunOptions struct {
+	// endpoint is the value of OTEL_EXPORTER_OTLP_ENDPOINT.
+	endpoint string
+	// run is the run number, temporality "cumulative" or "delta" and
+	// service the resource's service.name.
+	run                  int
+	temporality, service string
+	// env (NAME=value) is added to the process environment.
+	env []string
+	// periodic makes the run export on a short interval while it works,
+	// with pauses (shorter than the interval) between its measurements, so
+	// that one run exports adjacent windows, each starting where the one
+	// before ended, and once more at shutdown.
+	periodic bool
 }
 
 // otlpVariant is a job with one temporality for its counter and histograms.
@@ -77,9 +92,18 @@ var instanceIDPattern = regexp.MustCompile(`service\.instance\.id=([0-9a-f-]{36}
 // service.instance.id the process chose.
 func (v otlpVariant) run(t *testing.T, baseURL string, r int, env ...string) string {
 	t.Helper()
+	return v.runWith(t, baseURL, otlpRunOptions{run: r, env: env})
+}
+
+// runWith is run with more options; o's endpoint, temporality and service
+// are the variant's.
+func (v otlpVariant) runWith(t *testing.T, baseURL string, o otlpRunOptions) string {
+	t.Helper()
+	o.endpoint, o.temporality, o.service = baseURL+"/otlp", v.temporality, v.service()
+	r := o.run
 	ctx, cancel := context.WithTimeout(context.Background(), otlpJobTimeout+30*time.Second)
 	defer cancel()
-	out, err := v.job.exec(ctx, baseURL+"/otlp", r, v.temporality, v.service(), env)
+	out, err := v.job.exec(ctx, o)
 	if err != nil {
 		t.Fatalf("%s run %d against %s: %v\n%s", v.service(), r, baseURL, err, out)
 	}
@@ -386,12 +410,38 @@ func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
 	t.Run("a captured export replayed twice with curl changes nothing and names the overlap", func(t *testing.T) {
 		testOTLPSDKReplay(t, variants)
 	})
+	t.Run("a job exporting while it works: its adjacent windows all add up, none taken for a retry", func(t *testing.T) {
+		testOTLPSDKPeriodic(t, variants)
+	})
 	t.Run("a DELETE of the group resets the summed deltas", func(t *testing.T) {
 		testOTLPSDKDelete(t, variants)
 	})
 	t.Run("a job that names its group in OTEL_EXPORTER_OTLP_METRICS_ENDPOINT lands in that group", func(t *testing.T) {
 		testOTLPSDKGroupingPath(t, variants)
 	})
+}
+
+func testOTLPSDKPeriodic(t *testing.T, variants []otlpVariant) {
+	g := startGateway(t)
+	rec := startOTLPRecorder(t, g.URL)
+	for _, v := range variants {
+		var ids []string
+		for r := 1; r <= 3; r++ {
+			ids = append(ids, v.runWith(t, rec.URL, otlpRunOptions{run: r, periodic: true}))
+			exchanges := rec.take()
+			if len(exchanges) < 2 {
+				t.Fatalf("%s run %d sent %d exports, want one per interval and one at shutdown, 2 or more", v.service(), r, len(exchanges))
+			}
+			// A window that starts where the last one ended does not
+			// overlap it: nothing is refused.
+			for i, x := range exchanges {
+				if err := x.requireAccepted(0); err != nil {
+					t.Fatalf("%s run %d, export %d of %d: %v\nrequest: %s", v.service(), r, i+1, len(exchanges), err, x.describeRequest())
+				}
+			}
+		}
+		v.requireScrape(t, g.URL, otlpExpectAfter(v.temporality, 3), ids)
+	}
 }
 
 func testOTLPSDKDelete(t *testing.T, variants []otlpVariant) {

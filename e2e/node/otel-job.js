@@ -18,6 +18,11 @@
 //   namespace:     the resource's service.namespace
 //   timeoutMillis: how long the export, retries included, may take
 //                  (optional, 60000)
+//   intervalMillis: the periodic reader's export interval (optional; by
+//                  default the job exports once, at shutdown)
+//   spreadMillis:  the pause between the run's measurements (optional, 0):
+//                  with spreadMillis > intervalMillis a run exports several
+//                  windows while it works, and once more at shutdown
 // It exits 0 when the export succeeded and 1, printing the error, otherwise.
 //
 // Run r records (every value exact in binary floating point, so sums over
@@ -27,7 +32,11 @@
 //   batch.progress         observable gauge, unit 1     = r/4
 //   batch.duration         histogram, unit s, bounds 0.25, 1, 8: 0.0625, r/2, 4
 //   batch.payload.size     exponential histogram, unit By: 1, 2, 4r
+// pausing for spreadMillis between the three observations of each histogram
+// (the counter is added to before the first, the up-down counter's
+// decrement comes with the second, the gauge is observed at collection).
 const { randomUUID } = require('crypto');
+const { diag, DiagLogLevel } = require('@opentelemetry/api');
 const { setGlobalErrorHandler } = require('@opentelemetry/core');
 const { resourceFromAttributes } = require('@opentelemetry/resources');
 const {
@@ -67,7 +76,7 @@ function exporterFor(cmd) {
 }
 
 // record makes run r's measurements with meter.
-function record(meter, r) {
+async function record(meter, r, spreadMillis) {
   const items = meter.createCounter('batch.items.processed', {
     description: 'Items the batch job processed.',
   });
@@ -89,13 +98,18 @@ function record(meter, r) {
   });
   items.add(r, { 'batch.queue': 'main' });
   depth.add(10 * r);
-  depth.add(-r);
   progress.addCallback(result => result.observe(r / 4));
-  for (const v of [0.0625, r / 2, 4]) {
-    duration.record(v);
-  }
-  for (const v of [1, 2, 4 * r]) {
-    size.record(v);
+  const durations = [0.0625, r / 2, 4];
+  const sizes = [1, 2, 4 * r];
+  for (let i = 0; i < durations.length; i++) {
+    if (i > 0 && spreadMillis > 0) {
+      await new Promise(resolve => setTimeout(resolve, spreadMillis));
+    }
+    if (i === 1) {
+      depth.add(-r);
+    }
+    duration.record(durations[i]);
+    size.record(sizes[i]);
   }
 }
 
@@ -108,6 +122,17 @@ async function main() {
   // the caller of shutdown: keep the errors so that the job can fail.
   const errors = [];
   setGlobalErrorHandler(err => errors.push(err));
+  // A periodic export that times out is only logged, as an error.
+  diag.setLogger(
+    {
+      error: (...args) => errors.push(args.join(' ')),
+      warn: (...args) => process.stderr.write(`warn: ${args.join(' ')}\n`),
+      info: () => {},
+      debug: () => {},
+      verbose: () => {},
+    },
+    DiagLogLevel.WARN,
+  );
 
   const instanceID = randomUUID();
   const provider = new MeterProvider({
@@ -123,16 +148,17 @@ async function main() {
       },
     ],
     readers: [
-      // A batch job exports once, at shutdown: the interval only has to be
-      // longer than the job.
+      // By default a batch job exports once, at shutdown: the interval
+      // only has to be longer than the job. The reader wants its timeout
+      // no longer than its interval.
       new PeriodicExportingMetricReader({
         exporter: exporterFor(cmd),
-        exportIntervalMillis: 3600000,
-        exportTimeoutMillis: cmd.timeoutMillis || 60000,
+        exportIntervalMillis: cmd.intervalMillis || 3600000,
+        exportTimeoutMillis: Math.min(cmd.timeoutMillis || 60000, cmd.intervalMillis || 3600000),
       }),
     ],
   });
-  record(provider.getMeter('pushgate-e2e-otel-job'), cmd.run);
+  await record(provider.getMeter('pushgate-e2e-otel-job'), cmd.run, cmd.spreadMillis || 0);
   await provider.shutdown();
   if (errors.length > 0) {
     throw new Error(`export of run ${cmd.run} failed: ${errors.map(e => (e && e.message) || e).join('; ')}`);

@@ -276,3 +276,51 @@ func TestAPartialSuccessIsReportedAndTheJobSucceeds(t *testing.T) {
 		t.Fatalf("job did not report the partial success:\n%s", out)
 	}
 }
+
+// TestAPeriodicRunExportsAdjacentDeltaWindowsThatAddUpToTheRun runs the job
+// with a short export interval and shorter pauses between its
+// measurements: it sends several requests, the delta histogram's windows
+// follow each other (each starts where the one before ended: the SDK
+// leaves out a window without measurements, which pauses shorter than the
+// interval never make), and their points add up to the run's three
+// observations. The e2e tests rely on this to check that
+// adjacent windows are all summed and none is taken for a retry.
+func TestAPeriodicRunExportsAdjacentDeltaWindowsThatAddUpToTheRun(t *testing.T) {
+	c := startCapture(t)
+	execJob(t, c.URL+"/otlp", "-run", "3", "-temporality", "delta", "-interval", "100ms", "-spread", "80ms")
+	reqs := c.take()
+	if len(reqs) < 2 {
+		t.Fatalf("%d requests, want 2 or more", len(reqs))
+	}
+	var count uint64
+	var sum float64
+	var lastEnd uint64
+	windows := 0
+	for _, req := range reqs {
+		var msg colmetricpb.ExportMetricsServiceRequest
+		if err := proto.Unmarshal(req.body, &msg); err != nil {
+			t.Fatal(err)
+		}
+		for _, rm := range msg.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					if m.Name != "batch.duration" {
+						continue
+					}
+					for _, p := range m.GetHistogram().GetDataPoints() {
+						if lastEnd != 0 && p.StartTimeUnixNano != lastEnd {
+							t.Fatalf("window (%d, %d] does not start where the last one ended (%d)", p.StartTimeUnixNano, p.TimeUnixNano, lastEnd)
+						}
+						lastEnd = p.TimeUnixNano
+						count += p.Count
+						sum += p.GetSum()
+						windows++
+					}
+				}
+			}
+		}
+	}
+	if windows < 2 || count != 3 || sum != 4.0625+1.5 {
+		t.Fatalf("%d windows with count %d and sum %v, want 2 or more adding up to 3 and %v", windows, count, sum, 4.0625+1.5)
+	}
+}

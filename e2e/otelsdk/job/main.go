@@ -17,13 +17,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/metric"
@@ -39,6 +42,10 @@ type options struct {
 	service     string
 	namespace   string
 	timeout     time.Duration
+	// interval is the periodic reader's export interval, spread the pause
+	// between the run's measurements: with spread > interval a run exports
+	// several windows while it works, and once more at shutdown.
+	interval, spread time.Duration
 }
 
 func main() {
@@ -48,6 +55,8 @@ func main() {
 	flag.StringVar(&o.service, "service.name", "otel-go-job", "the resource's service.name")
 	flag.StringVar(&o.namespace, "service.namespace", "otel-e2e", "the resource's service.namespace")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "how long the export, retries included, may take")
+	flag.DurationVar(&o.interval, "interval", time.Hour, "the periodic reader's export interval")
+	flag.DurationVar(&o.spread, "spread", 0, "the pause between the run's measurements")
 	flag.Parse()
 	if err := runJob(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "job:", err)
@@ -65,6 +74,10 @@ func runJob(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// Exports of the periodic reader's ticks report their errors here, not
+	// to the caller: keep them, so that a failed window fails the run.
+	var handled exportErrors
+	otel.SetErrorHandler(&handled)
 	instanceID := uuid.NewString()
 	res, err := resource.New(ctx, resource.WithAttributes(
 		attribute.String("service.name", o.service),
@@ -90,9 +103,9 @@ func runJob(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
-	// A batch job exports once, at shutdown: the interval only has to be
-	// longer than the job.
-	reader := sdkmetric.NewPeriodicReader(exporter, sdkmetric.WithInterval(time.Hour), sdkmetric.WithTimeout(o.timeout))
+	// By default a batch job exports once, at shutdown: the interval only
+	// has to be longer than the job.
+	reader := sdkmetric.NewPeriodicReader(exporter, sdkmetric.WithInterval(o.interval), sdkmetric.WithTimeout(o.timeout))
 	provider := sdkmetric.NewMeterProvider(
 		sdkmetric.WithResource(res),
 		sdkmetric.WithReader(reader),
@@ -101,23 +114,54 @@ func runJob(ctx context.Context, o options) error {
 			sdkmetric.Stream{Aggregation: sdkmetric.AggregationBase2ExponentialHistogram{MaxSize: 160, MaxScale: 20}},
 		)),
 	)
-	if err := record(ctx, provider.Meter("github.com/pushgate/pushgate/e2e/otelsdk/job"), o.run); err != nil {
+	if err := record(ctx, provider.Meter("github.com/pushgate/pushgate/e2e/otelsdk/job"), o.run, o.spread); err != nil {
 		_ = provider.Shutdown(ctx)
 		return err
 	}
-	if err := provider.Shutdown(ctx); err != nil {
-		// The exporter returns an accepted request's partial_success as an
-		// error, of a type it keeps internal. The request was taken and
-		// must not be sent again (OTLP/HTTP): a gateway answers so when a
-		// retried export's delta points were summed already. Report it and
-		// succeed; anything else is a failed export.
-		if !strings.Contains(err.Error(), "OTLP partial success") {
-			return fmt.Errorf("shutdown (export of run %d): %w", o.run, err)
+	if o.spread > 0 {
+		// Flush before shutting down, as a job that exports while it works
+		// does: shutdown stops the reader's ticks by cancelling them, and
+		// a tick's export in flight then would lose its window.
+		if err := provider.ForceFlush(ctx); err != nil {
+			handled.Handle(err)
 		}
-		fmt.Printf("partial_success: %v\n", err)
+	}
+	if err := provider.Shutdown(ctx); err != nil {
+		handled.Handle(err)
+	}
+	if err := handled.failure(); err != nil {
+		return fmt.Errorf("export of run %d: %w", o.run, err)
 	}
 	fmt.Printf("service.instance.id=%s\n", instanceID)
 	return nil
+}
+
+// exportErrors keeps the errors of a run's exports.
+type exportErrors struct {
+	mu     sync.Mutex
+	failed []error
+}
+
+// Handle keeps err unless it reports a partial success, which it prints.
+// The exporter returns an accepted request's partial_success as an error,
+// of a type it keeps internal; the request was taken and must not be sent
+// again (OTLP/HTTP): a gateway answers so when a retried export's delta
+// points were summed already. Anything else is a failed export.
+func (e *exportErrors) Handle(err error) {
+	if strings.Contains(err.Error(), "OTLP partial success") {
+		fmt.Printf("partial_success: %v\n", err)
+		return
+	}
+	e.mu.Lock()
+	e.failed = append(e.failed, err)
+	e.mu.Unlock()
+}
+
+// failure returns the failed exports' errors joined, nil when none failed.
+func (e *exportErrors) failure() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return errors.Join(e.failed...)
 }
 
 // temporalitySelector returns the exporter's selector for name: delta makes
@@ -141,15 +185,18 @@ func temporalitySelector(name string) (sdkmetric.TemporalitySelector, error) {
 	}
 }
 
-// record makes run r's measurements. Every value is exact in binary
-// floating point, so sums over runs compare exactly:
+// record makes run r's measurements, pausing for spread between the three
+// observations of each histogram (the counter is added to before the
+// first, the up-down counter's decrement comes with the second, the gauge
+// is set after the third). Every value is exact in binary floating point,
+// so sums over runs compare exactly:
 //
 //	batch.items.processed  counter, {batch.queue=main}   += r
 //	batch.queue.depth      up-down counter              += 10r, -= r
 //	batch.progress         gauge, unit 1                = r/4
 //	batch.duration         histogram, unit s, bounds 0.25, 1, 8: 0.0625, r/2, 4
 //	batch.payload.size     exponential histogram, unit By: 1, 2, 4r
-func record(ctx context.Context, m metric.Meter, r int) error {
+func record(ctx context.Context, m metric.Meter, r int, spread time.Duration) error {
 	items, err := m.Int64Counter("batch.items.processed", metric.WithDescription("Items the batch job processed."))
 	if err != nil {
 		return fmt.Errorf("counter: %w", err)
@@ -175,13 +222,17 @@ func record(ctx context.Context, m metric.Meter, r int) error {
 	rf := float64(r)
 	items.Add(ctx, int64(r), metric.WithAttributes(attribute.String("batch.queue", "main")))
 	depth.Add(ctx, int64(10*r))
-	depth.Add(ctx, int64(-r))
+	durations, sizes := []float64{0.0625, rf / 2, 4}, []float64{1, 2, 4 * rf}
+	for i := range durations {
+		if i > 0 {
+			time.Sleep(spread)
+		}
+		if i == 1 {
+			depth.Add(ctx, int64(-r))
+		}
+		duration.Record(ctx, durations[i])
+		size.Record(ctx, sizes[i])
+	}
 	progress.Record(ctx, rf/4)
-	for _, v := range []float64{0.0625, rf / 2, 4} {
-		duration.Record(ctx, v)
-	}
-	for _, v := range []float64{1, 2, 4 * rf} {
-		size.Record(ctx, v)
-	}
 	return nil
 }
