@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,8 +54,26 @@ func (a *captureAppender) Append(_ storage.SeriesRef, ls labels.Labels, _, _ int
 	if h != nil {
 		s.h = h.Copy()
 	}
+	s.ls = withoutShadowedLabels(s)
 	a.samples = append(a.samples, s)
 	return storage.SeriesRef(len(a.samples)), nil
+}
+
+// withoutShadowedLabels drops what the gateway documents it leaves out: an
+// attribute le on a histogram point and quantile on a summary point,
+// which Prometheus keeps on the _sum and _count series (and on native
+// histograms), while a series of the gateway is one client_model metric
+// whose le and quantile belong to its buckets and quantiles.
+func withoutShadowedLabels(s otlpSample) labels.Labels {
+	name := s.ls.Get(model.MetricNameLabel)
+	sumOrCount := name == s.family+"_sum" || name == s.family+"_count"
+	switch {
+	case s.h != nil, sumOrCount && (s.typ == model.MetricTypeHistogram || s.typ == model.MetricTypeUnknown):
+		return labels.NewBuilder(s.ls).Del(model.BucketLabel).Labels()
+	case sumOrCount && s.typ == model.MetricTypeSummary:
+		return labels.NewBuilder(s.ls).Del(model.QuantileLabel).Labels()
+	}
+	return s.ls
 }
 
 // Commit does nothing: the samples are read from the appender.
@@ -69,6 +88,9 @@ type otlpSetup struct {
 	name     string
 	strategy otlptranslator.TranslationStrategyOption
 	utf8     bool
+	// persistence runs the gateway with a journal, killed (-9) and
+	// started again now and then.
+	persistence bool
 	// promote is the otlp: block's promotion settings; its
 	// TranslationStrategy is not read (strategy is).
 	promote promconfig.OTLPConfig
@@ -77,7 +99,7 @@ type otlpSetup struct {
 // otlpSetups are the gateway setups every seed of TestOTLPOracle runs
 // against: the default strategy, and UTF-8 names kept as sent.
 var otlpSetups = []otlpSetup{
-	{name: "UnderscoreEscapingWithSuffixes", strategy: otlptranslator.UnderscoreEscapingWithSuffixes},
+	{name: "UnderscoreEscapingWithSuffixes-persistence", strategy: otlptranslator.UnderscoreEscapingWithSuffixes, persistence: true},
 	{name: "NoUTF8EscapingWithSuffixes", strategy: otlptranslator.NoUTF8EscapingWithSuffixes, utf8: true},
 	{name: "promote-all-and-scope", strategy: otlptranslator.UnderscoreEscapingWithSuffixes, promote: promconfig.OTLPConfig{
 		PromoteAllResourceAttributes:      true,
@@ -87,9 +109,12 @@ var otlpSetups = []otlpSetup{
 	}},
 }
 
-// flags returns the gateway's command line for s.
-func (s otlpSetup) flags() []string {
+// flags returns the gateway's command line for s; dir holds the journal.
+func (s otlpSetup) flags(dir string) []string {
 	f := []string{"--otlp.translation-strategy=" + string(s.strategy)}
+	if s.persistence {
+		f = append(f, "--persistence.file="+filepath.Join(dir, "pushgate.journal"))
+	}
 	if s.utf8 {
 		f = append(f, "--push.enable-utf8-names")
 	}

@@ -22,6 +22,7 @@ const (
 	otlpExpHistogram
 	otlpSummary
 	otlpDeltaCounter
+	otlpDeltaUpDown
 	otlpDeltaHistogram
 	otlpDeltaExpHistogram
 	otlpNumKinds
@@ -212,9 +213,9 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 	switch def.kind {
 	case otlpGauge:
 		m.SetEmptyGauge()
-	case otlpCounter, otlpUpDown, otlpDeltaCounter:
+	case otlpCounter, otlpUpDown, otlpDeltaCounter, otlpDeltaUpDown:
 		s := m.SetEmptySum()
-		s.SetIsMonotonic(def.kind != otlpUpDown)
+		s.SetIsMonotonic(def.kind != otlpUpDown && def.kind != otlpDeltaUpDown)
 		s.SetAggregationTemporality(temp)
 	case otlpHistogram, otlpDeltaHistogram:
 		m.SetEmptyHistogram().SetAggregationTemporality(temp)
@@ -230,7 +231,7 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 		nrv := !def.kind.delta() && g.rng.IntN(12) == 0
 		flags := pmetric.DefaultDataPointFlags.WithNoRecordedValue(nrv)
 		switch def.kind {
-		case otlpGauge, otlpCounter, otlpUpDown, otlpDeltaCounter:
+		case otlpGauge, otlpCounter, otlpUpDown, otlpDeltaCounter, otlpDeltaUpDown:
 			var dp pmetric.NumberDataPoint
 			if def.kind == otlpGauge {
 				dp = m.Gauge().DataPoints().AppendEmpty()
@@ -239,6 +240,8 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 			}
 			if def.kind == otlpDeltaCounter {
 				dp.SetDoubleValue(float64(g.rng.IntN(50)) / 4)
+			} else if def.kind == otlpDeltaUpDown {
+				dp.SetDoubleValue(float64(g.rng.IntN(50)-25) / 4)
 			} else if g.rng.IntN(5) == 0 {
 				iv := g.rng.Int64N(1000)
 				if def.kind != otlpCounter && g.rng.IntN(3) == 0 {
@@ -276,6 +279,7 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 			dp.SetTimestamp(end)
 			dp.SetFlags(flags)
 			attrs.CopyTo(dp.Attributes())
+			g.shadow(dp.Attributes(), "le")
 			g.exemplars(dp.Exemplars(), end)
 		case otlpExpHistogram, otlpDeltaExpHistogram:
 			dp := m.ExponentialHistogram().DataPoints().AppendEmpty()
@@ -303,6 +307,7 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 			dp.SetTimestamp(end)
 			dp.SetFlags(flags)
 			attrs.CopyTo(dp.Attributes())
+			g.shadow(dp.Attributes(), "le")
 			g.exemplars(dp.Exemplars(), end)
 		case otlpSummary:
 			dp := m.Summary().DataPoints().AppendEmpty()
@@ -319,9 +324,18 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 			dp.SetTimestamp(end)
 			dp.SetFlags(flags)
 			attrs.CopyTo(dp.Attributes())
+			g.shadow(dp.Attributes(), "quantile")
 		}
 	}
 	return n
+}
+
+// shadow now and then gives a point an attribute named like the label
+// its histogram or summary series set (le, quantile).
+func (g *otlpGen) shadow(m pcommon.Map, name string) {
+	if g.rng.IntN(15) == 0 {
+		m.PutStr(name, "shadowed")
+	}
 }
 
 // value returns a random float, now and then NaN or ±Inf, negative only
@@ -404,9 +418,11 @@ func (g *otlpGen) exemplars(es pmetric.ExemplarSlice, end pcommon.Timestamp) {
 }
 
 // wire picks how the next request is sent: mostly protobuf to /otlp, as
-// SDKs send, else OTLP JSON, Prometheus' path, gzip.
-func (g *otlpGen) wire() otlpWire {
+// SDKs send, else OTLP JSON, Prometheus' path, gzip; with restarts, now and
+// then after killing the gateway (kill -9) and starting it again.
+func (g *otlpGen) wire(restarts bool) otlpWire {
 	w := otlpProtobuf
+	w.killBefore = restarts && g.rng.IntN(12) == 0
 	if g.rng.IntN(4) == 0 {
 		w.path = "/api/v1/otlp/v1/metrics"
 	}

@@ -19,12 +19,12 @@ const otlpDefaultDuration = 7 * time.Second
 
 // otlpStats counts what an OTLP run compared.
 type otlpStats struct {
-	sequences, requests, points, compared, checks, unkeyed int
+	sequences, requests, points, compared, checks, unkeyed, restarts int
 }
 
 func (s otlpStats) String() string {
-	return fmt.Sprintf("%d sequences, %d requests with %d points, %d scrapes checked, %d series comparisons, %d samples of resources without a job not compared",
-		s.sequences, s.requests, s.points, s.checks, s.compared, s.unkeyed)
+	return fmt.Sprintf("%d sequences, %d requests with %d points, %d restarts, %d scrapes checked, %d series comparisons, %d samples of resources without a job not compared",
+		s.sequences, s.requests, s.points, s.restarts, s.checks, s.compared, s.unkeyed)
 }
 
 // otlpFailure is the first difference of a sequence: at which request,
@@ -38,10 +38,12 @@ type otlpFailure struct {
 }
 
 // otlpWire is how a request is sent: the path, protobuf or OTLP JSON, and
-// gzip or not.
+// gzip or not; whether the gateway is killed (-9) and started again
+// before; whether it repeats the request before it, as a client's retry.
 type otlpWire struct {
-	path       string
-	json, gzip bool
+	path              string
+	json, gzip        bool
+	killBefore, retry bool
 }
 
 // otlpProtobuf is the wire of an SDK pointed at the gateway's /otlp.
@@ -73,6 +75,12 @@ func (w otlpWire) String() string {
 	}
 	if w.gzip {
 		s += ", gzip"
+	}
+	if w.retry {
+		s += ", the previous request again"
+	}
+	if w.killBefore {
+		s = "after kill -9 and a restart, " + s
 	}
 	return "POST " + w.path + " (" + s + ")"
 }
@@ -138,6 +146,7 @@ func (s *otlpStats) add(o otlpStats) {
 	s.compared += o.compared
 	s.checks += o.checks
 	s.unkeyed += o.unkeyed
+	s.restarts += o.restarts
 }
 
 // runOTLP replays seed's sequence of n requests against a fresh gateway
@@ -147,8 +156,13 @@ func runOTLP(ctx context.Context, bin string, setup otlpSetup, seed uint64, n in
 	reqs := make([]pmetric.Metrics, n)
 	wires := make([]otlpWire, n)
 	for i := range reqs {
+		wires[i] = gen.wire(setup.persistence)
+		if i > 0 && gen.rng.IntN(10) == 0 {
+			// A client's retry: the same request again.
+			reqs[i], wires[i].retry = reqs[i-1], true
+			continue
+		}
 		reqs[i], _ = gen.request()
-		wires[i] = gen.wire()
 	}
 	return replayOTLP(ctx, bin, setup, reqs, wires)
 }
@@ -157,7 +171,12 @@ func runOTLP(ctx context.Context, bin string, setup otlpSetup, seed uint64, n in
 // setup, checking after each.
 func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric.Metrics, wires []otlpWire) (*otlpFailure, otlpStats, error) {
 	st := otlpStats{sequences: 1}
-	gw, err := startGateway(bin, setup.flags()...)
+	dir, err := os.MkdirTemp("", "pushgate-oracle-otlp-")
+	if err != nil {
+		return nil, st, err
+	}
+	defer os.RemoveAll(dir)
+	gw, err := startGateway(bin, setup.flags(dir)...)
 	if err != nil {
 		return nil, st, err
 	}
@@ -170,6 +189,12 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 		fail := func(class, format string, args ...any) (*otlpFailure, otlpStats, error) {
 			st.unkeyed = m.unkeyed
 			return &otlpFailure{at: i, class: class, detail: fmt.Sprintf(format, args...), request: md, wire: wire}, st, nil
+		}
+		if wire.killBefore {
+			st.restarts++
+			if err := gw.restart(true); err != nil {
+				return fail("the gateway does not start again after kill -9", "%v", err)
+			}
 		}
 		cum, delta, err := setup.translate(ctx, md)
 		if err != nil {
@@ -204,9 +229,17 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 		// A resource without service.name has no job for a group key: the
 		// gateway refuses its points in partial_success (a documented
 		// difference; Prometheus stores them without a job label).
-		if ps := er.PartialSuccess(); ps.RejectedDataPoints() != int64(jobless) {
-			return fail("the gateway refuses other points than those of resources without service.name",
-				"%d points refused, %d expected: %s", ps.RejectedDataPoints(), jobless, ps.ErrorMessage())
+		// A retried request's delta points cover windows already summed:
+		// the gateway reports them refused and adds nothing (Prometheus'
+		// delta-to-cumulative conversion drops them too).
+		refused := jobless
+		if wire.retry {
+			refused += deltaPoints(md)
+			delta = nil
+		}
+		if ps := er.PartialSuccess(); ps.RejectedDataPoints() != int64(refused) {
+			return fail("the gateway refuses other points than those of resources without service.name and retried deltas",
+				"%d points refused, %d expected: %s", ps.RejectedDataPoints(), refused, ps.ErrorMessage())
 		}
 		m.apply(cum, delta)
 
@@ -269,7 +302,7 @@ func otlpDiff(want, got map[string]string) string {
 func otlpReport(ctx context.Context, bin string, setup otlpSetup, seed uint64, n int, f *otlpFailure) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "DIFFERENCE %s\n  setup %s (flags %s), request %d of seed %d, %v\n    %s\n",
-		f.class, setup.name, strings.Join(setup.flags(), " "), f.at+1, seed, f.wire, f.detail)
+		f.class, setup.name, strings.Join(setup.flags("$DIR"), " "), f.at+1, seed, f.wire, f.detail)
 	fmt.Fprintf(&b, "  replay: cd e2e/oracle && ORACLE_SEED=%d ORACLE_SEEDS=1 ORACLE_OPS=%d ORACLE_OTLP_DURATION=0 go test -run 'TestOTLPOracle/%s$' .\n", seed, n, setup.name)
 	req := f.request
 	if small, sf, ok := shrinkOTLP(ctx, bin, setup, f); ok {
@@ -288,6 +321,26 @@ func joblessPoints(md pmetric.Metrics) int { return countPoints(md, true) }
 
 // totalPoints counts md's points.
 func totalPoints(md pmetric.Metrics) int { return countPoints(md, false) }
+
+// deltaPoints counts the delta points of md's resources with service.name.
+func deltaPoints(md pmetric.Metrics) int {
+	n := 0
+	for i := range md.ResourceMetrics().Len() {
+		rm := md.ResourceMetrics().At(i)
+		if _, ok := rm.Resource().Attributes().Get("service.name"); !ok {
+			continue
+		}
+		for j := range rm.ScopeMetrics().Len() {
+			ms := rm.ScopeMetrics().At(j).Metrics()
+			for k := range ms.Len() {
+				if isDelta(ms.At(k)) {
+					n += pointCount(ms.At(k))
+				}
+			}
+		}
+	}
+	return n
+}
 
 // countPoints counts the points of md's resources, only of those without
 // service.name when jobless.
