@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -179,6 +180,11 @@ func oracleRequest(start, deltaStart, end time.Time, n int, utf8Names bool) pmet
 	// values are joined with ";" in the attributes' sorted order).
 	otlpGauge(otlpMetric(ms, "e2e.otlp.temperature", "Cel"), end, 21.5*f, "room.name", "lab")
 	otlpGauge(otlpMetric(ms, "e2e.otlp.utilization", "1"), end, 0.25*f)
+	// Values that are not numbers: NaN and both infinities.
+	odd := otlpMetric(ms, "e2e.otlp.odd", "")
+	otlpGauge(odd, end, math.NaN(), "v", "nan")
+	otlpGauge(odd, end, math.Inf(1), "v", "inf")
+	otlpGauge(odd, end, math.Inf(-1), "v", "-inf")
 	if utf8Names {
 		otlpGauge(otlpMetric(ms, "e2e.otlp.collide", ""), end, f, "http.method", "GET", "http.route", "/x")
 	} else {
@@ -198,14 +204,18 @@ func oracleRequest(start, deltaStart, end time.Time, n int, utf8Names bool) pmet
 	// negative, zero and positive buckets, one at scale 10 (above
 	// Prometheus' 8, so buckets merge), and a summary in bytes.
 	otlpHistogram(otlpMetric(ms, "e2e.otlp.duration", "s"), cum, start, end, []float64{0.1, 1, 10}, []uint64{1, 2 * uint64(n), 3, 1}, 17.5*f)
+	// The point's own zero threshold is ignored by Prometheus 3.16, which
+	// uses its default (2^-128 rounded, 1e-128) for every OTLP point.
 	otlpExpHistogram(otlpMetric(ms, "e2e.otlp.latency", "ms"), cum, start, end, 2, 1,
-		expBuckets{offset: -1, counts: []uint64{1, 0, 2 * uint64(n)}}, expBuckets{counts: []uint64{1}}, 3.5*f)
+		expBuckets{offset: -1, counts: []uint64{1, 0, 2 * uint64(n)}}, expBuckets{counts: []uint64{1}}, 3.5*f).SetZeroThreshold(0.001)
 	otlpExpHistogram(otlpMetric(ms, "e2e.otlp.fine", "s"), cum, start, end, 10, 0,
 		expBuckets{offset: 1021, counts: []uint64{1, 1, 1, 1, 2, uint64(n)}}, expBuckets{}, 11*f)
 	otlpSummary(otlpMetric(ms, "e2e.otlp.size", "By"), start, end, 8*uint64(n), 1000*f, 0.5, 100*f, 0.99, 250*f)
-	// Deltas: a counter, an explicit and an exponential histogram, each
-	// point covering (deltaStart, end].
+	// Deltas: a counter, an up-down counter (a gauge once summed), an
+	// explicit and an exponential histogram, each point covering
+	// (deltaStart, end].
 	otlpSum(otlpMetric(ms, "e2e.otlp.jobs.done", ""), true, delta, deltaStart, end, 5*f, "queue", "q1")
+	otlpSum(otlpMetric(ms, "e2e.otlp.inflight.change", "{job}"), false, delta, deltaStart, end, 4-3*f)
 	otlpHistogram(otlpMetric(ms, "e2e.otlp.step.duration", "s"), delta, deltaStart, end, []float64{1, 5}, []uint64{uint64(n), 1, 0}, 4*f)
 	otlpExpHistogram(otlpMetric(ms, "e2e.otlp.step.size", "By"), delta, deltaStart, end, 1, 0,
 		expBuckets{offset: 2, counts: []uint64{1, uint64(n)}}, expBuckets{}, 9*f)
