@@ -163,6 +163,9 @@ func (l *Log) liveSession(ctx context.Context) (*session, error) {
 	if s != nil && !s.lost() {
 		return s, nil
 	}
+	if s != nil {
+		l.revokeLost(ctx, s)
+	}
 	s, err := l.newSession(ctx)
 	if err != nil {
 		return nil, err
