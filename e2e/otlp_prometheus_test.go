@@ -24,6 +24,11 @@ type otlpOracleCase struct {
 	flags []string
 	// otlpConfig is the body of Prometheus' otlp: block (indented by 2).
 	otlpConfig string
+	// path is where the gateway receives the requests (default
+	// /otlp/v1/metrics); urlKey is the group key a grouping path names,
+	// which every resource of a request then belongs to.
+	path   string
+	urlKey map[string]string
 	// instanceKept says the gateway's group key holds
 	// service.instance.id as instance (--otlp.group-by=service.instance.id);
 	// otherwise the instance label of Prometheus' series is dropped before
@@ -54,6 +59,12 @@ var otlpOracleCases = []otlpOracleCase{
   promote_scope_metadata: true
 `,
 		instanceKept: true,
+	},
+	{
+		name:       "the grouping path's job and instance instead of the resource's",
+		otlpConfig: "  translation_strategy: UnderscoreEscapingWithSuffixes\n",
+		path:       "/otlp/job/e2e_otlp_url/instance@base64/aG9zdC8x/v1/metrics",
+		urlKey:     map[string]string{"job": "e2e_otlp_url", "instance": "host/1"},
 	},
 	{
 		name:       "UnderscoreEscapingWithoutSuffixes",
@@ -107,7 +118,11 @@ func (tc otlpOracleCase) run(t *testing.T, bin string) {
 			t.Fatalf("request %d: marshal: %v", i+1, err)
 		}
 		mustStatus(t, http.StatusOK, http.MethodPost, a.URL+"/api/v1/otlp/v1/metrics", body, "Content-Type", "application/x-protobuf")
-		r := mustStatus(t, http.StatusOK, http.MethodPost, g.url("/otlp/v1/metrics"), body, "Content-Type", "application/x-protobuf")
+		path := "/otlp/v1/metrics"
+		if tc.path != "" {
+			path = tc.path
+		}
+		r := mustStatus(t, http.StatusOK, http.MethodPost, g.url(path), body, "Content-Type", "application/x-protobuf")
 		requireNoPartialSuccess(t, i+1, r)
 	}
 
@@ -117,7 +132,7 @@ func (tc otlpOracleCase) run(t *testing.T, bin string) {
 	fromA := func(escape bool, skipNative bool) func() ([]string, error) {
 		return func() ([]string, error) {
 			res, err := a.query(`{__name__=~".+"}`)
-			return normalisedSeries(res, normalisation{dropInstance: !tc.instanceKept, escape: escape, skipNative: skipNative}), err
+			return normalisedSeries(res, normalisation{dropInstance: !tc.instanceKept, escape: escape, skipNative: skipNative, key: tc.urlKey}), err
 		}
 	}
 	scraped := func(p *prometheusServer, skip []string) func() ([]string, error) {
@@ -208,6 +223,9 @@ type normalisation struct {
 	// _bucket series.
 	skipNative bool
 	skipNames  []string
+	// key, when set, replaces job and instance: a request to a grouping
+	// path belongs to the path's group, whose labels its series carry.
+	key map[string]string
 }
 
 // normalisedSeries renders query results as sorted "name{labels} value"
@@ -227,9 +245,14 @@ func normalisedSeries(res []promSample, n normalisation) []string {
 			continue
 		}
 		var ls []string
+		for k, v := range n.key {
+			ls = append(ls, fmt.Sprintf("%q=%q", k, v))
+		}
 		for k, v := range s.Metric {
 			switch {
 			case k == "__name__", v == "", n.dropInstance && k == "instance":
+				continue
+			case n.key != nil && (k == "job" || k == "instance"):
 				continue
 			case k == "le" || k == "quantile":
 				v = numberString(v)
