@@ -108,8 +108,8 @@ func (t *Translator) buildNames(om otlptranslator.Metric) (headerNames, error) {
 const maxCachedNames = 4096
 
 // nameCache remembers the names built for a (name, unit, type): a job
-// sends the same metrics on every push, and building a name costs the
-// namer about five allocations (a third of a typical request's).
+// sends the same metrics on every push, and the namer allocates about five
+// times per name (BenchmarkTranslate: 79 → 52 allocations per request).
 type nameCache struct {
 	mu sync.RWMutex
 	m  map[otlptranslator.Metric]headerNames

@@ -3,7 +3,6 @@ package otlp
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -55,16 +54,13 @@ func newGroupBuilder(key []label) *groupBuilder {
 }
 
 // family returns the builder of the family h names, creating it with room
-// for n more points. A name
-// already used with another type, or for delta points when these are
-// cumulative (or the reverse), is refused: a family has one type, and the
-// store would not know which of two values of a series to keep.
+// for n more points. A name used for delta points when these are
+// cumulative (or the reverse) is refused: the store would not know which
+// of two values of a series to keep. (That a name has one type in the
+// request, translation.claimFamily has checked.)
 func (g *groupBuilder) family(a *arena, h familyHeader, delta bool, n int) (*familyBuilder, error) {
 	if f, ok := g.byName[h.name]; ok {
-		switch {
-		case f.mf.GetType() != h.typ:
-			return nil, fmt.Errorf("its family %q is already a %s in this request", h.name, strings.ToLower(f.mf.GetType().String()))
-		case f.delta != delta:
+		if f.delta != delta {
 			return nil, fmt.Errorf("its family %q mixes delta and cumulative points in this request", h.name)
 		}
 		f.mf.Metric = slices.Grow(f.mf.Metric, n)
