@@ -169,9 +169,9 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 		return err
 	}
 	if r == nil {
-		g := tr.refusedGroup()
+		// A resource without points and without a group is nothing.
 		if n := countPoints(rm); n > 0 {
-			g.refuse(n, reason)
+			tr.refusedGroup().refuse(n, reason)
 		}
 		return nil
 	}

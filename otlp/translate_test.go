@@ -320,3 +320,11 @@ func TestNonMonotonicDeltaSumsAddUpAsGauges(t *testing.T) {
 		t.Errorf("family %v, resets %d", mf, acc.Resets)
 	}
 }
+
+func TestAnEmptyResourceWithoutJobIsNoGroup(t *testing.T) {
+	md := pmetric.NewMetrics()
+	md.ResourceMetrics().AppendEmpty()
+	if gs := translateAll(t, md, nil, nil); len(gs) != 0 {
+		t.Errorf("groups %+v", gs)
+	}
+}
