@@ -224,24 +224,31 @@ mixed() {
 		-gzip -scrape-interval "$SCRAPE_INTERVAL" -duration "$MIXED_DURATION" -max-requests 5000000 -count 100000 >/dev/null
 }
 
-# pushes LABEL URL N: checked PUTs at N groups over keep-alive connections,
-# then with a new connection per push, as batch jobs that push once and exit.
+# pushes LABEL URL N [PID]: checked PUTs at N groups over keep-alive
+# connections, then with a new connection per push, as batch jobs that push
+# once and exit. With PID, the keep-alive run also reports the server's CPU
+# time per push.
 pushes() {
-	local label=$1 url=$2 n=$3
-	run "$label" "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT >/dev/null
+	local label=$1 url=$2 n=$3 pid=()
+	if [[ -n "${4:-}" ]]; then
+		pid=(-pid "$4")
+	fi
+	run "$label" "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT "${pid[@]}" >/dev/null
 	run "$label" "push-fresh-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -method PUT -fresh-conns >/dev/null
 }
 
-# otlp_pushes URL N: pushgate's OTLP ingest at N groups, the same 74
+# otlp_pushes URL N PID: pushgate's OTLP ingest at N groups, the same 74
 # samples per push as OTLP/HTTP protobuf and JSON, POSTed to each group's
 # /otlp/job/bench/instance/<i>/v1/metrics; reported under the labels
 # pushgate-otlp and pushgate-otlp-json in the rows of the text PUTs (push-N),
 # so the table shows the OTLP pushes/s beside the text PUT rate and
-# pushgate/pushgate-otlp is how many times faster the text push is.
+# pushgate/pushgate-otlp is how many times faster the text push is; the
+# "server CPU µs/push" row (from PID's CPU time) compares what each costs
+# the server, which the machine's other load moves less than pushes/s.
 otlp_pushes() {
-	local url=$1 n=$2
-	run pushgate-otlp "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -format otlp >/dev/null
-	run pushgate-otlp-json "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -format otlp-json >/dev/null
+	local url=$1 n=$2 pid=$3
+	run pushgate-otlp "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -format otlp -pid "$pid" >/dev/null
+	run pushgate-otlp-json "push-$n" push -url "$url" -groups "$n" -clients "$CLIENTS" -duration "$PUSH_DURATION" -format otlp-json -pid "$pid" >/dev/null
 }
 
 # cluster: the cluster phase, unless CLUSTER=skip or pushgate is not built.
@@ -310,9 +317,9 @@ if [[ -n "$PUSHGATE_BIN" ]]; then
 		fi
 		if in_sizes "$n"; then
 			log "pushgate: pushing at $n groups"
-			pushes pushgate "$pg_url" "$n"
+			pushes pushgate "$pg_url" "$n" "$pg_pid"
 			log "pushgate: OTLP pushes at $n groups"
-			otlp_pushes "$pg_url" "$n"
+			otlp_pushes "$pg_url" "$n" "$pg_pid"
 		fi
 		if ((n == SCRAPE_GROUPS)); then
 			log "pushgate: scraping at $n groups"

@@ -48,7 +48,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.out, "o", "", "also append each result as a JSON line to this file")
 	fs.StringVar(&c.label, "label", "", "name of the gateway in the results (e.g. pushgate, reference, null)")
 	fs.StringVar(&c.name, "name", "", "name of the workload in the results (e.g. push-1000)")
-	fs.IntVar(&c.pid, "pid", 0, "if set, add the VmRSS and VmHWM of this process to the result")
+	fs.IntVar(&c.pid, "pid", 0, "if set, add the VmRSS and VmHWM of this process to the result (and to a push result its CPU time per request)")
 	fs.DurationVar(&c.reqLimit, "request-timeout", 2*time.Minute, "give up on one request after this long")
 	fs.BoolVar(&c.strict, "strict", false, "exit with status 1 if any request failed or a fill did not finish")
 	fs.BoolVar(&c.fresh, "fresh-conns", false, "open a new TCP connection for every request, as a batch job that pushes once and exits does (default: keep-alive)")
@@ -302,10 +302,25 @@ func cmdPush(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
 	log.Info("pushing", "url", c.url, "groups", *pf.groups, "clients", *clients, "duration", *duration, "method", *pf.method, "format", *pf.format)
+	var cpuBefore float64
+	if c.pid > 0 {
+		if cpuBefore, err = readProcCPU(c.pid); err != nil {
+			return err
+		}
+	}
 	ts, elapsed := runPushes(runCtx, pusher{client: client, base: base, spread: c.bases, method: *pf.method, bodies: bs}, *pf.groups, *clients, *pf.maxRequests)
 	r := result{Kind: "push", Groups: *pf.groups, Clients: *clients, Method: bs.method(*pf.method), Format: *pf.format}
 	if lastErr := sum(&r, ts, elapsed); lastErr != nil {
 		log.Warn("push had errors", "errors", r.Errors, "last", lastErr)
+	}
+	if c.pid > 0 && r.Requests > 0 {
+		// The server's CPU per push compares formats on a shared machine
+		// better than pushes/s, which other processes' load moves.
+		cpuAfter, err := readProcCPU(c.pid)
+		if err != nil {
+			return err
+		}
+		r.ServerCPUUs = (cpuAfter - cpuBefore) * 1e6 / float64(r.Requests)
 	}
 	return c.emit(w, r)
 }

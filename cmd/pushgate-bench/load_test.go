@@ -138,3 +138,19 @@ func TestPushesSpreadOverSeveralURLsByGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestProcStatCPUTimeIsUserPlusSystemTicks(t *testing.T) {
+	// A command name with a space and a parenthesis, then the fields of
+	// proc(5): utime 250 and stime 50 ticks.
+	line := []byte("1234 (push gate) x) S 1 1234 1234 0 -1 4194560 2000 0 0 0 250 50 0 0 20 0 8 0 100 0 0\n")
+	got, err := parseProcStat(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 3 {
+		t.Errorf("CPU %v s, want 3 (300 ticks)", got)
+	}
+	if _, err := parseProcStat([]byte("1234 (x) S 1 2")); err == nil {
+		t.Error("a short line parsed")
+	}
+}

@@ -100,3 +100,45 @@ func parseLoadavg(raw []byte) (float64, error) {
 	}
 	return v, nil
 }
+
+// clockTicks is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
+// every Linux architecture Go supports).
+const clockTicks = 100
+
+// readProcCPU returns the CPU time (user plus system) pid has used, from
+// /proc/PID/stat, in seconds.
+func readProcCPU(pid int) (float64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
+	}
+	s, err := parseProcStat(raw)
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
+	}
+	return s, nil
+}
+
+// parseProcStat returns utime+stime of a stat line, in seconds. The fields
+// are counted after the command name's closing parenthesis, since the name
+// may hold spaces and parentheses.
+func parseProcStat(raw []byte) (float64, error) {
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in %q", raw)
+	}
+	f := bytes.Fields(raw[i+1:])
+	// After the name: state (field 3) ... utime is field 14, stime 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		v, err := strconv.ParseInt(string(s), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("CPU time %q: %w", s, err)
+		}
+		ticks += v
+	}
+	return float64(ticks) / clockTicks, nil
+}

@@ -21,6 +21,10 @@ type metric struct {
 	// context marks a number that is not the gateway's (the machine's
 	// load): it has no ratio.
 	context bool
+	// optional marks a number only some results have (0: not measured):
+	// shown as "-" where missing, and its row left out when no result
+	// has it.
+	optional bool
 }
 
 // reportMetrics lists, per result kind, the numbers a comparison shows;
@@ -34,10 +38,11 @@ func reportMetrics(kind string, load bool) []metric {
 		return []metric{{name: "groups/s", value: func(r result) float64 { return r.PerSec }}}
 	case "push", "mixed-push":
 		perSec.name = "pushes/s"
+		cpu := metric{name: "server CPU µs/push", value: func(r result) float64 { return r.ServerCPUUs }, optional: true}
 		if load {
-			return []metric{perSec, p50, p99, {name: "load 1m", value: func(r result) float64 { return r.Load1 }, context: true}}
+			return []metric{perSec, p50, p99, cpu, {name: "load 1m", value: func(r result) float64 { return r.Load1 }, context: true}}
 		}
-		return []metric{perSec, p50, p99}
+		return []metric{perSec, p50, p99, cpu}
 	case "scrape", "mixed-scrape":
 		return []metric{
 			{name: "scrape p50 ms", value: func(r result) float64 { return r.P50Ms }},
@@ -176,6 +181,9 @@ func writeReport(w io.Writer, rs []result, opts reportOptions) error {
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, k := range keys {
 		for _, m := range reportMetrics(k.kind, opts.load) {
+			if m.optional && !slices.ContainsFunc(targets, func(t string) bool { r, ok := cells[k][t]; return ok && m.value(r) != 0 }) {
+				continue
+			}
 			row := []string{k.workload, m.name}
 			for _, t := range targets {
 				r, ok := cells[k][t]
@@ -199,7 +207,7 @@ func writeReport(w io.Writer, rs []result, opts reportOptions) error {
 }
 
 func cell(r result, ok bool, m metric) string {
-	if !ok {
+	if !ok || m.optional && m.value(r) == 0 {
 		return "-"
 	}
 	s := formatNumber(m.value(r))
@@ -213,7 +221,7 @@ func cell(r result, ok bool, m metric) string {
 }
 
 func ratio(a result, aok bool, b result, bok bool, m metric) string {
-	if !aok || !bok || m.context || m.value(b) == 0 {
+	if !aok || !bok || m.context || m.value(b) == 0 || m.optional && m.value(a) == 0 {
 		return "-"
 	}
 	v := m.value(a) / m.value(b)

@@ -61,6 +61,10 @@ type result struct {
 	Reached  int   `json:"reached,omitempty"`
 	Stored   *int  `json:"stored,omitempty"`
 
+	// ServerCPUUs is the CPU time -pid used during a push run, per
+	// request, in microseconds (from /proc/PID/stat, 10 ms ticks).
+	ServerCPUUs float64 `json:"server_cpu_us_per_request,omitempty"`
+
 	// Memory of -pid after the run, from /proc/PID/status.
 	RSSKiB int64 `json:"rss_kib,omitempty"`
 	HWMKiB int64 `json:"hwm_kib,omitempty"`
