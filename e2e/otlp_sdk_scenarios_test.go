@@ -39,6 +39,9 @@ func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
 	t.Run("a job that names its group in OTEL_EXPORTER_OTLP_METRICS_ENDPOINT lands in that group", func(t *testing.T) {
 		testOTLPSDKGroupingPath(t, variants)
 	})
+	t.Run("a job configured for Prometheus' receiver (<gateway>/api/v1/otlp) is taken alike", func(t *testing.T) {
+		testOTLPSDKPrometheusPath(t, variants)
+	})
 }
 
 // testOTLPSDKThreeRuns runs every variant three times against one gateway
@@ -298,5 +301,19 @@ func testOTLPSDKGroupingPath(t *testing.T, variants []otlpVariant) {
 		if err := v.checkScrape(g.URL, e, nil); err == nil || !strings.Contains(err.Error(), "series []") {
 			t.Fatalf("the resource's job %s has a group too (%v), though the URL named the group", v.jobLabel(), err)
 		}
+	}
+}
+
+// testOTLPSDKPrometheusPath runs every variant three times with
+// OTEL_EXPORTER_OTLP_ENDPOINT=<gateway>/api/v1/otlp, the setting that sends
+// a job's metrics to Prometheus' own OTLP receiver.
+func testOTLPSDKPrometheusPath(t *testing.T, variants []otlpVariant) {
+	g := startGateway(t)
+	for _, v := range variants {
+		var ids []string
+		for r := 1; r <= 3; r++ {
+			ids = append(ids, v.runWith(t, g.URL, otlpRunOptions{run: r, endpoint: g.URL + "/api/v1/otlp"}))
+		}
+		v.requireScrape(t, g.URL, otlpExpectAfter(v.temporality, 3), ids)
 	}
 }

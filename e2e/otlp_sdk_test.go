@@ -82,11 +82,14 @@ func (v otlpVariant) run(t *testing.T, baseURL string, r int, env ...string) str
 	return v.runWith(t, baseURL, otlpRunOptions{run: r, env: env})
 }
 
-// runWith is run with more options; o's endpoint, temporality and service
-// are the variant's.
+// runWith is run with more options; o's temporality and service are the
+// variant's, its endpoint baseURL/otlp unless o names one.
 func (v otlpVariant) runWith(t *testing.T, baseURL string, o otlpRunOptions) string {
 	t.Helper()
-	o.endpoint, o.temporality, o.service = baseURL+"/otlp", v.temporality, v.service()
+	o.temporality, o.service = v.temporality, v.service()
+	if o.endpoint == "" {
+		o.endpoint = baseURL + "/otlp"
+	}
 	r := o.run
 	ctx, cancel := context.WithTimeout(context.Background(), otlpJobTimeout+30*time.Second)
 	defer cancel()
