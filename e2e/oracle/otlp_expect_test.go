@@ -161,6 +161,13 @@ func (s otlpSetup) translate(ctx context.Context, md pmetric.Metrics) (cum, delt
 	for _, wantDelta := range []bool{false, true} {
 		part := pmetric.NewMetrics()
 		md.CopyTo(part)
+		// The gateway refuses the points of a resource without
+		// service.name (it has no job for a group key; documented), which
+		// Prometheus stores without a job label, or with a job attribute's.
+		part.ResourceMetrics().RemoveIf(func(rm pmetric.ResourceMetrics) bool {
+			_, ok := rm.Resource().Attributes().Get("service.name")
+			return !ok
+		})
 		for i := range part.ResourceMetrics().Len() {
 			sms := part.ResourceMetrics().At(i).ScopeMetrics()
 			for j := range sms.Len() {
@@ -197,30 +204,94 @@ func isDelta(m pmetric.Metric) bool {
 // histogram.
 type otlpValue struct {
 	v  float64
-	fh *histogram.FloatHistogram
+	nh *nativeValue
 }
 
 // String renders the value so that equal values render alike.
 func (v otlpValue) String() string {
-	if v.fh != nil {
-		return histString(v.fh)
+	if v.nh != nil {
+		return v.nh.String()
 	}
 	return floatString(v.v)
+}
+
+// nativeValue is a native histogram by what Prometheus compares: schema,
+// zero bucket, count, sum and the buckets by index, so that two layouts
+// of the same buckets (spans split or joined, empty buckets listed or not)
+// are equal.
+type nativeValue struct {
+	schema           int32
+	zeroThreshold    float64
+	zeroCount, count float64
+	sum              float64
+	pos, neg         map[int32]float64
+}
+
+// newNativeValue reads fh's buckets.
+func newNativeValue(fh *histogram.FloatHistogram) *nativeValue {
+	n := &nativeValue{schema: fh.Schema, zeroThreshold: fh.ZeroThreshold, zeroCount: fh.ZeroCount, count: fh.Count, sum: fh.Sum,
+		pos: map[int32]float64{}, neg: map[int32]float64{}}
+	for it := fh.PositiveBucketIterator(); it.Next(); {
+		n.pos[it.At().Index] += it.At().Count
+	}
+	for it := fh.NegativeBucketIterator(); it.Next(); {
+		n.neg[it.At().Index] += it.At().Count
+	}
+	return n
+}
+
+// add returns the bucket-by-bucket sum of n and o (of one schema, as the
+// catalog's delta histograms are), as summing deltas for one process gives.
+// Prometheus' FloatHistogram.Add is not used: it drops buckets far from
+// the others (a delta point at offset -474907 beside buckets 4 to 7 lost
+// its buckets and kept its count).
+func (n *nativeValue) add(o *nativeValue) *nativeValue {
+	r := &nativeValue{schema: n.schema, zeroThreshold: n.zeroThreshold, zeroCount: n.zeroCount + o.zeroCount,
+		count: n.count + o.count, sum: n.sum + o.sum, pos: map[int32]float64{}, neg: map[int32]float64{}}
+	if n.schema != o.schema {
+		r.sum = math.NaN() // shows as a difference; the catalog never does it
+	}
+	for _, side := range []struct{ dst, a, b map[int32]float64 }{{r.pos, n.pos, o.pos}, {r.neg, n.neg, o.neg}} {
+		for i, c := range side.a {
+			side.dst[i] += c
+		}
+		for i, c := range side.b {
+			side.dst[i] += c
+		}
+	}
+	return r
+}
+
+func (n *nativeValue) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "native{schema=%d zero=%g/%s count=%s sum=%s", n.schema, n.zeroThreshold, floatString(n.zeroCount), floatString(n.count), floatString(n.sum))
+	for _, side := range []struct {
+		sign    string
+		buckets map[int32]float64
+	}{{"+", n.pos}, {"-", n.neg}} {
+		idx := make([]int, 0, len(side.buckets))
+		for i, c := range side.buckets {
+			if c != 0 {
+				idx = append(idx, int(i))
+			}
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			fmt.Fprintf(&b, " %s%d:%s", side.sign, i, floatString(side.buckets[int32(i)]))
+		}
+	}
+	b.WriteString("}")
+	return b.String()
 }
 
 // otlpModel is what the gateway should serve: per group (its job), per
 // family, per series identity, the value.
 type otlpModel struct {
 	groups map[string]map[string]map[string]otlpValue
-	// labels keeps each series' normalised label set, for messages.
-	labels map[string]string
-	// unkeyed counts samples of resources without a job, which the model
-	// does not follow (the gateway's rule for them is its own).
-	unkeyed int
 }
 
 func newOTLPModel() *otlpModel {
-	return &otlpModel{groups: map[string]map[string]map[string]otlpValue{}, labels: map[string]string{}}
+	return &otlpModel{groups: map[string]map[string]map[string]otlpValue{}}
 }
 
 // apply adds one accepted request's translation: each group's cumulative
@@ -232,19 +303,20 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 	for _, s := range cum {
 		job := s.ls.Get(model.JobLabel)
 		if job == "" {
-			m.unkeyed++
-			continue
+			continue // cannot happen: translate keeps resources with service.name only
 		}
 		key := [2]string{job, s.family}
 		if !carried[key] {
 			carried[key] = true
 			m.family(job, s.family, true)
 		}
+		id := otlpIdentity(s.ls)
 		if s.stale() {
+			// The point's series ends here, also when an earlier point
+			// of this request set it (the last point of a series wins).
+			delete(m.family(job, s.family, false), id)
 			continue
 		}
-		id := otlpIdentity(s.ls)
-		m.labels[id] = id
 		fam := m.family(job, s.family, false)
 		fam[id] = sampleValue(s)
 		// A histogram point without a sum gets no _sum series from
@@ -261,8 +333,7 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 	for _, s := range delta {
 		job := s.ls.Get(model.JobLabel)
 		if job == "" {
-			m.unkeyed++
-			continue
+			continue // cannot happen: translate keeps resources with service.name only
 		}
 		id := otlpIdentity(s.ls)
 		if s.family == "target_info" {
@@ -277,20 +348,13 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 			continue
 		}
 		fam := m.family(job, s.family, false)
-		m.labels[id] = id
 		old, ok := fam[id]
 		nv := sampleValue(s)
 		switch {
 		case !ok:
 			fam[id] = nv
-		case nv.fh != nil && old.fh != nil:
-			sum, _, _, err := old.fh.Copy().Add(nv.fh)
-			if err != nil {
-				// Cannot happen with the catalog's fixed scales; show it.
-				fam[id] = otlpValue{v: math.NaN()}
-				continue
-			}
-			fam[id] = otlpValue{fh: sum}
+		case nv.nh != nil && old.nh != nil:
+			fam[id] = otlpValue{nh: old.nh.add(nv.nh)}
 		default:
 			fam[id] = otlpValue{v: old.v + nv.v}
 		}
@@ -326,7 +390,7 @@ func (m *otlpModel) series() map[string]string {
 // sampleValue converts a translated sample to a model value.
 func sampleValue(s otlpSample) otlpValue {
 	if s.h != nil {
-		return otlpValue{fh: s.h.ToFloat(nil)}
+		return otlpValue{nh: newNativeValue(s.h.ToFloat(nil))}
 	}
 	return otlpValue{v: s.v}
 }
@@ -364,33 +428,17 @@ func numberString(s string) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
-// floatString renders a float; every NaN is "NaN".
+// floatString renders a float so that floats render alike when they are
+// equal (-0 as 0; the gateway serves a summary quantile of -0 as 0, which
+// PromQL compares equal), and every NaN as "NaN".
 func floatString(f float64) string {
 	if math.IsNaN(f) {
 		return "NaN"
 	}
+	if f == 0 {
+		f = 0
+	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// histString renders a native histogram by what Prometheus compares:
-// schema, zero bucket, count, sum and the non-empty buckets by index, so
-// that two layouts of the same buckets (spans split or joined, empty
-// buckets listed or not) render alike.
-func histString(fh *histogram.FloatHistogram) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "native{schema=%d zero=%g/%s count=%s sum=%s", fh.Schema, fh.ZeroThreshold, floatString(fh.ZeroCount), floatString(fh.Count), floatString(fh.Sum))
-	for it := fh.PositiveBucketIterator(); it.Next(); {
-		if bk := it.At(); bk.Count != 0 {
-			fmt.Fprintf(&b, " +%d:%s", bk.Index, floatString(bk.Count))
-		}
-	}
-	for it := fh.NegativeBucketIterator(); it.Next(); {
-		if bk := it.At(); bk.Count != 0 {
-			fmt.Fprintf(&b, " -%d:%s", bk.Index, floatString(bk.Count))
-		}
-	}
-	b.WriteString("}")
-	return b.String()
 }
 
 // scrapedSeries returns the scraped series of the model's groups, by
@@ -404,9 +452,9 @@ func scrapedSeries(samples []sample, jobs map[string]map[string]map[string]otlpV
 		id := otlpIdentity(s.ls)
 		switch {
 		case s.h != nil:
-			out[id] = histString(s.h.ToFloat(nil))
+			out[id] = newNativeValue(s.h.ToFloat(nil)).String()
 		case s.fh != nil:
-			out[id] = histString(s.fh)
+			out[id] = newNativeValue(s.fh).String()
 		default:
 			out[id] = floatString(s.v)
 		}

@@ -181,7 +181,15 @@ func (g *otlpGen) scopes(rm pmetric.ResourceMetrics, prev time.Time) int {
 			continue // an empty scope
 		}
 		for i, m := range metrics {
-			if i%nScopes == s {
+			// Now and then a metric comes in both scopes: one family
+			// for Prometheus (series of equal labels, the last kept),
+			// which the gateway must not refuse as a family twice.
+			// Not deltas (a second point of a window is a retry to the
+			// gateway) nor summaries (the gateway keeps the last point
+			// whole, Prometheus each quantile's last value: documented).
+			k := g.catalog[m].kind
+			both := nScopes > 1 && !k.delta() && k != otlpSummary && m%5 == 0
+			if i%nScopes == s || both {
 				points += g.metric(sm.Metrics(), g.catalog[m], prev)
 			}
 		}
@@ -249,7 +257,7 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 				}
 				dp.SetIntValue(iv)
 			} else {
-				dp.SetDoubleValue(g.value(def.kind != otlpCounter))
+				dp.SetDoubleValue(g.value(def.kind != otlpCounter || g.rng.IntN(20) == 0))
 			}
 			dp.SetStartTimestamp(start)
 			dp.SetTimestamp(end)
@@ -266,7 +274,14 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 				counts[j] = uint64(g.rng.IntN(4))
 				total += counts[j]
 			}
-			dp.ExplicitBounds().FromRaw(def.bounds)
+			bounds := def.bounds
+			if def.kind == otlpHistogram && g.rng.IntN(15) == 0 {
+				// An explicit +Inf bound, which Prometheus skips (its
+				// le="+Inf" comes from the count); nothing above it.
+				bounds = append(append([]float64{}, bounds...), math.Inf(1))
+				counts = append(counts, 0)
+			}
+			dp.ExplicitBounds().FromRaw(bounds)
 			dp.BucketCounts().FromRaw(counts)
 			dp.SetCount(total)
 			if def.kind == otlpDeltaHistogram || g.rng.IntN(8) > 0 {
@@ -292,6 +307,9 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 			dp.SetZeroCount(total)
 			for _, side := range []pmetric.ExponentialHistogramDataPointBuckets{dp.Positive(), dp.Negative()} {
 				side.SetOffset(int32(g.rng.IntN(21)) - 10)
+				if g.rng.IntN(20) == 0 {
+					side.SetOffset(int32(g.rng.IntN(1<<21)) - 1<<20)
+				}
 				counts := make([]uint64, g.rng.IntN(5))
 				for j := range counts {
 					counts[j] = uint64(g.rng.IntN(4))
@@ -313,7 +331,7 @@ func (g *otlpGen) metric(ms pmetric.MetricSlice, def otlpMetricDef, prev time.Ti
 			dp := m.Summary().DataPoints().AppendEmpty()
 			dp.SetCount(uint64(g.rng.IntN(100)))
 			dp.SetSum(g.value(false))
-			for _, q := range []float64{0, 0.5, 0.9, 0.99, 1} {
+			for _, q := range []float64{0, 0.5, 0.9, 0.99, 1, 1.5} {
 				if g.rng.IntN(2) == 0 {
 					qv := dp.QuantileValues().AppendEmpty()
 					qv.SetQuantile(q)
@@ -352,6 +370,16 @@ func (g *otlpGen) value(signed bool) float64 {
 		}
 	}
 	v := float64(g.rng.IntN(100000)) / 64
+	switch g.rng.IntN(40) {
+	case 0:
+		v = math.Copysign(0, -1)
+	case 1:
+		v = 1e-300
+	case 2:
+		v = math.MaxFloat64
+	case 3:
+		v = float64(1<<60 + 1)
+	}
 	if signed && g.rng.IntN(3) == 0 {
 		v = -v
 	}
@@ -386,6 +414,9 @@ func (g *otlpGen) attrs(i int) pcommon.Map {
 	}
 	if g.rng.IntN(8) == 0 {
 		m.PutStr("empty.value", "")
+	}
+	if g.rng.IntN(20) == 0 {
+		m.PutStr("job", "from-an-attribute") // the resource's job wins
 	}
 	if g.rng.IntN(8) == 0 {
 		m.PutStr("Ünïcode näme", "ö")

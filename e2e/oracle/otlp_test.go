@@ -23,7 +23,7 @@ type otlpStats struct {
 }
 
 func (s otlpStats) String() string {
-	return fmt.Sprintf("%d sequences, %d requests with %d points, %d restarts, %d scrapes checked, %d series comparisons, %d samples of resources without a job not compared",
+	return fmt.Sprintf("%d sequences, %d requests with %d points, %d restarts, %d scrapes checked, %d series comparisons, %d points of resources without service.name refused as expected",
 		s.sequences, s.requests, s.points, s.restarts, s.checks, s.compared, s.unkeyed)
 }
 
@@ -187,7 +187,6 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 		st.points += totalPoints(md)
 		wire := wires[i]
 		fail := func(class, format string, args ...any) (*otlpFailure, otlpStats, error) {
-			st.unkeyed = m.unkeyed
 			return &otlpFailure{at: i, class: class, detail: fmt.Sprintf(format, args...), request: md, wire: wire}, st, nil
 		}
 		if wire.killBefore {
@@ -212,7 +211,7 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 		if resp.status == 400 && jobless > 0 && jobless == totalPoints(md) {
 			// Every point is refused, so the request is refused as a
 			// whole; it changes nothing.
-			st.unkeyed += len(cum) + len(delta)
+			st.unkeyed += jobless
 			continue
 		}
 		if resp.status != 200 {
@@ -237,6 +236,7 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 			refused += deltaPoints(md)
 			delta = nil
 		}
+		st.unkeyed += jobless
 		if ps := er.PartialSuccess(); ps.RejectedDataPoints() != int64(refused) {
 			return fail("the gateway refuses other points than those of resources without service.name and retried deltas",
 				"%d points refused, %d expected: %s", ps.RejectedDataPoints(), refused, ps.ErrorMessage())
@@ -267,7 +267,6 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 			return fail("the gateway's series differ from Prometheus' translation", "%s", d)
 		}
 	}
-	st.unkeyed = m.unkeyed
 	return nil, st, nil
 }
 
