@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,6 +42,9 @@ func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
 	})
 	t.Run("a job configured for Prometheus' receiver (<gateway>/api/v1/otlp) is taken alike", func(t *testing.T) {
 		testOTLPSDKPrometheusPath(t, variants)
+	})
+	t.Run("a job sending credentials in OTEL_EXPORTER_OTLP_HEADERS writes the groups they allow and no other", func(t *testing.T) {
+		testOTLPSDKCredentials(t, variants)
 	})
 }
 
@@ -316,4 +320,61 @@ func testOTLPSDKPrometheusPath(t *testing.T, variants []otlpVariant) {
 		}
 		v.requireScrape(t, g.URL, otlpExpectAfter(v.temporality, 3), ids)
 	}
+}
+
+// testOTLPSDKCredentials starts a gateway with a permissions file whose
+// credential may push the cumulative variants' jobs only, and runs every
+// variant with that credential in OTEL_EXPORTER_OTLP_HEADERS (the SDKs'
+// way to send an Authorization header): the cumulative variants land, a
+// delta variant's run fails with 403 and stores nothing, and a wrong
+// password fails with 401.
+func testOTLPSDKCredentials(t *testing.T, variants []otlpVariant) {
+	perms := fmt.Sprintf(`read_requires_auth: false
+credentials:
+  - name: batch
+    basic_auth:
+      username: batch
+      password_hash: %q
+    push: ['{job=~"otel-e2e/.*-cumulative"}']
+`, bcryptHash(t, "batch-pw"))
+	g, _ := startPermissionGateway(t, perms)
+	// The header's value is percent-encoded, as the variable's format
+	// (W3C baggage) asks: the SDKs decode it.
+	header := func(user, pass string) string {
+		return "OTEL_EXPORTER_OTLP_HEADERS=Authorization=" + url.PathEscape(basicAuthHeader(user, pass))
+	}
+	for _, v := range variants {
+		if v.temporality == "cumulative" {
+			var ids []string
+			for r := 1; r <= 3; r++ {
+				ids = append(ids, v.run(t, g.URL, r, header("batch", "batch-pw")))
+			}
+			v.requireScrape(t, g.URL, otlpExpectAfter(v.temporality, 3), ids)
+			out, err := v.try(g.URL, otlpRunOptions{run: 4, env: []string{header("batch", "wrong")}})
+			if err == nil || !namesStatus(out, http.StatusUnauthorized) {
+				t.Fatalf("%s with a wrong password: %v\n%s\nwant a failed run naming 401", v.service(), err, out)
+			}
+			v.requireScrape(t, g.URL, otlpExpectAfter(v.temporality, 3), ids)
+			continue
+		}
+		out, err := v.try(g.URL, otlpRunOptions{run: 1, env: []string{header("batch", "batch-pw")}})
+		if err == nil || !namesStatus(out, http.StatusForbidden) {
+			t.Fatalf("%s outside the credential's selectors: %v\n%s\nwant a failed run naming 403", v.service(), err, out)
+		}
+		groups, err := apiGroupsErr(g.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gr := range groups {
+			if strings.Contains(string(gr["labels"]), v.jobLabel()) {
+				t.Fatalf("%s was refused, yet its group is stored: %s", v.service(), gr["labels"])
+			}
+		}
+	}
+}
+
+// namesStatus reports whether a job's output names the HTTP status code,
+// by number (the Go SDK) or by its text (the Node SDK).
+func namesStatus(out []byte, code int) bool {
+	return strings.Contains(string(out), fmt.Sprint(code)) || strings.Contains(string(out), http.StatusText(code))
 }

@@ -82,18 +82,24 @@ func (v otlpVariant) run(t *testing.T, baseURL string, r int, env ...string) str
 	return v.runWith(t, baseURL, otlpRunOptions{run: r, env: env})
 }
 
-// runWith is run with more options; o's temporality and service are the
-// variant's, its endpoint baseURL/otlp unless o names one.
-func (v otlpVariant) runWith(t *testing.T, baseURL string, o otlpRunOptions) string {
-	t.Helper()
+// try runs the variant once as runWith does and returns the process output
+// and its error, for runs that must fail.
+func (v otlpVariant) try(baseURL string, o otlpRunOptions) ([]byte, error) {
 	o.temporality, o.service = v.temporality, v.service()
 	if o.endpoint == "" {
 		o.endpoint = baseURL + "/otlp"
 	}
-	r := o.run
 	ctx, cancel := context.WithTimeout(context.Background(), otlpJobTimeout+30*time.Second)
 	defer cancel()
-	out, err := v.job.exec(ctx, o)
+	return v.job.exec(ctx, o)
+}
+
+// runWith is run with more options; o's temporality and service are the
+// variant's, its endpoint baseURL/otlp unless o names one.
+func (v otlpVariant) runWith(t *testing.T, baseURL string, o otlpRunOptions) string {
+	t.Helper()
+	r := o.run
+	out, err := v.try(baseURL, o)
 	if err != nil {
 		t.Fatalf("%s run %d against %s: %v\n%s", v.service(), r, baseURL, err, out)
 	}
