@@ -18,13 +18,19 @@ import (
 // is started again from where st is. The replica is ready while a Follow
 // runs and has caught up with the log.
 func (r *Replica) follow(ctx context.Context, st *store.Store) error {
+	pause := newBackoff(r.cfg.Retry)
 	for {
 		fctx, cancel := context.WithCancel(ctx)
 		gen := r.startFollow()
 		var wg sync.WaitGroup
 		wg.Go(func() { r.watchReadiness(fctx, st, gen) })
+		started := time.Now()
 		err := r.cfg.Log.Follow(fctx, st.Applied(), func(b journal.Batch) error { return r.apply(st, b) })
 		cancel()
+		if time.Since(started) > r.cfg.Retry {
+			// A Follow that ran a while failed anew: retry soon.
+			pause.reset()
+		}
 		wg.Wait()
 		r.setReady(false)
 		switch {
@@ -34,7 +40,7 @@ func (r *Replica) follow(ctx context.Context, st *store.Store) error {
 			return err
 		}
 		r.failed("following the log", err)
-		if !sleep(ctx, r.cfg.Retry) {
+		if !pause.wait(ctx) {
 			return ctx.Err()
 		}
 	}

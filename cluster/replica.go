@@ -22,8 +22,9 @@ type Config struct {
 	// AdvertiseURL is the URL other replicas reach this one at (the value
 	// Log.Leader returns while this replica leads).
 	AdvertiseURL string
-	// Retry is the pause after a failed load, follow or campaign before
-	// the next try; default 500ms.
+	// Retry is the pause after a failed load before the next try, and
+	// the longest after a failed follow or campaign (those start at 50ms
+	// and double: see backoff.go); default 500ms.
 	Retry time.Duration
 	// StaleAfter is how long a replica may go without confirming that it
 	// is current (a probe of Log.Current from a quorum that its store had
@@ -206,6 +207,7 @@ func (r *Replica) serve(ctx context.Context, st *store.Store) {
 // the term, and returns when the term ended (st must be rebuilt: its last
 // batch may have failed ambiguously) or ctx ended.
 func (r *Replica) lead(ctx context.Context, st *store.Store) error {
+	pause := newBackoff(r.cfg.Retry)
 	for {
 		err := r.cfg.Log.Campaign(ctx)
 		if ctx.Err() != nil {
@@ -215,7 +217,7 @@ func (r *Replica) lead(ctx context.Context, st *store.Store) error {
 			break
 		}
 		r.failed("campaigning", err)
-		if !sleep(ctx, r.cfg.Retry) {
+		if !pause.wait(ctx) {
 			return ctx.Err()
 		}
 	}
