@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 )
@@ -145,6 +146,46 @@ func curlReplay(t *testing.T, curlBin, u string, x otlpExchange) otlpExchange {
 	out := x
 	out.status, out.respType, out.respBody = status, ctype, body
 	return out
+}
+
+// deltaPoints is the number of delta points in one export of the variant:
+// the counter and the two histograms of the delta variant, none of the
+// cumulative one.
+func (v otlpVariant) deltaPoints() int64 {
+	if v.temporality == "delta" {
+		return 3
+	}
+	return 0
+}
+
+// replay POSTs x's request again with curl to the gateway at baseURL and
+// requires a 200 whose partial_success refuses exactly the request's delta
+// points, their windows being summed already.
+func (v otlpVariant) replay(t *testing.T, curlBin, baseURL string, x otlpExchange) {
+	t.Helper()
+	got := curlReplay(t, curlBin, baseURL+x.path, x)
+	if err := got.requireAccepted(v.deltaPoints()); err != nil {
+		t.Fatalf("%s: the request replayed with curl to %s: %v\nrequest: %s", v.service(), baseURL, err, x.describeRequest())
+	}
+}
+
+// replayUntilLeader is replay through a cluster replica while it may have
+// no leader: curl is run again, for up to otlpJobTimeout, while the replica
+// answers 503.
+func (v otlpVariant) replayUntilLeader(t *testing.T, curlBin, baseURL string, x otlpExchange) {
+	t.Helper()
+	deadline := time.Now().Add(otlpJobTimeout)
+	for {
+		got := curlReplay(t, curlBin, baseURL+x.path, x)
+		if got.status == http.StatusServiceUnavailable && time.Now().Before(deadline) {
+			time.Sleep(250 * time.Millisecond)
+			continue
+		}
+		if err := got.requireAccepted(v.deltaPoints()); err != nil {
+			t.Fatalf("%s: the request replayed with curl to %s: %v\nrequest: %s", v.service(), baseURL, err, x.describeRequest())
+		}
+		return
+	}
 }
 
 // requireAccepted checks that the answer is a 200 ExportMetricsServiceResponse

@@ -77,15 +77,22 @@ func testOTLPSDKThreeRuns(t *testing.T, bin string, variants []otlpVariant) {
 }
 
 // testOTLPSDKKilled runs every variant twice against a gateway with a
-// persistence file, kills it with SIGKILL, restarts it on the same file
-// and runs every variant a third time.
+// persistence file, kills it with SIGKILL, restarts it on the same file,
+// replays each run 2's request with curl and runs every variant a third
+// time.
 func testOTLPSDKKilled(t *testing.T, bin string, variants []otlpVariant) {
+	curlBin := requireTool(t, "curl")
 	g := startGateway(t, "--persistence.file="+filepath.Join(t.TempDir(), "pushgate.journal"))
 	p := otlpPrometheus(t, bin, g)
+	// The restarted gateway listens where the killed one did: the
+	// recorder in front of it keeps its target.
+	rec := startOTLPRecorder(t, g.URL)
 	ids := map[string][]string{}
+	run2 := map[string]otlpExchange{}
 	for r := 1; r <= 2; r++ {
 		for _, v := range variants {
-			ids[v.service()] = append(ids[v.service()], v.run(t, g.URL, r))
+			ids[v.service()] = append(ids[v.service()], v.run(t, rec.URL, r))
+			run2[v.service()] = lastExchange(t, rec)
 		}
 	}
 	if err := g.cmd.Process.Kill(); err != nil {
@@ -96,7 +103,12 @@ func testOTLPSDKKilled(t *testing.T, bin string, variants []otlpVariant) {
 	}
 	g = g.restart(t)
 	for _, v := range variants {
-		v.requireScrape(t, g.URL, otlpExpectAfter(v.temporality, 2), ids[v.service()])
+		e := otlpExpectAfter(v.temporality, 2)
+		v.requireScrape(t, g.URL, e, ids[v.service()])
+		// The windows summed before the kill are known after it: run 2's
+		// request, sent again, adds nothing.
+		v.replay(t, curlBin, g.URL, run2[v.service()])
+		v.requireScrape(t, g.URL, e, ids[v.service()])
 		ids[v.service()] = append(ids[v.service()], v.run(t, g.URL, 3))
 	}
 	for _, v := range variants {
@@ -107,31 +119,44 @@ func testOTLPSDKKilled(t *testing.T, bin string, variants []otlpVariant) {
 }
 
 // testOTLPSDKLeaderKilled runs every variant twice through the leader of
-// three replicas on a three-member etcd, kills the leader with SIGKILL and
-// runs every variant a third time through a survivor, whose first answer
-// to each run is lost on its way back, and checks every live replica.
+// three replicas on a three-member etcd, kills the leader with SIGKILL,
+// replays each run 2's request through a survivor with curl, runs every
+// variant a third time through the survivor, whose first answer to each
+// run is lost on its way back, and checks every live replica.
 func testOTLPSDKLeaderKilled(t *testing.T, variants []otlpVariant) {
 	members := startEtcd(t, etcdServers(t)["3.7"], 3)
 	rs := startReplicas(t, members, 3, fmt.Sprintf("--cluster.lease-ttl=%s", clusterLeaseTTL))
+	curlBin := requireTool(t, "curl")
 	leader := leaderOf(t, rs, waitTimeout)
+	toLeader := startOTLPRecorder(t, leader.URL)
 	ids := map[string][]string{}
+	run2 := map[string]otlpExchange{}
 	for r := 1; r <= 2; r++ {
 		for _, v := range variants {
-			ids[v.service()] = append(ids[v.service()], v.run(t, leader.URL, r))
+			ids[v.service()] = append(ids[v.service()], v.run(t, toLeader.URL, r))
+			run2[v.service()] = lastExchange(t, toLeader)
 		}
 	}
 	converge(t, rs)
 	killedAt := time.Now()
 	leader.kill(t)
-	// The first run 3 starts at once, while the cluster may have no leader
-	// yet: the survivor waits for one, or answers 503 and the exporter
-	// retries. A recorder in front of the survivor also loses the answer
-	// to each run's first export (a 503 with Retry-After after the gateway
-	// took it), so that every SDK retries, with its own retry settings, a
-	// request the gateway has already summed: the retry must add nothing.
+	// The first replay starts at once, while the cluster may have no
+	// leader yet: the survivor waits for one, or answers 503, which curl
+	// is made to retry. The windows the dead leader summed are known to
+	// the new one: run 2's request, sent again, adds nothing.
 	survivor := live(rs)[0]
-	rec := startOTLPRecorder(t, survivor.URL)
 	for i, v := range variants {
+		v.replayUntilLeader(t, curlBin, survivor.URL, run2[v.service()])
+		if i == 0 {
+			t.Logf("the first replay through %s was answered %s after the leader replica was killed", survivor.Addr, time.Since(killedAt).Round(time.Millisecond))
+		}
+	}
+	// A recorder in front of the survivor loses the answer to each run 3's
+	// first export (a 503 with Retry-After after the gateway took it), so
+	// that every SDK retries, with its own retry settings, a request the
+	// gateway has already summed: the retry must add nothing.
+	rec := startOTLPRecorder(t, survivor.URL)
+	for _, v := range variants {
 		rec.loseNext(1)
 		ids[v.service()] = append(ids[v.service()], v.run(t, rec.URL, 3))
 		exchanges := rec.take()
@@ -143,10 +168,6 @@ func testOTLPSDKLeaderKilled(t *testing.T, variants []otlpVariant) {
 			}
 			statuses = append(statuses, s)
 		}
-		if i == 0 {
-			t.Logf("the first run 3 through %s ended %s after the leader replica was killed; its exports were answered %v",
-				survivor.Addr, time.Since(killedAt).Round(time.Millisecond), statuses)
-		}
 		last := exchanges[len(exchanges)-1]
 		if len(exchanges) < 2 || last.lost {
 			t.Fatalf("%s run 3: exports answered %v; the SDK did not retry the lost answer", v.service(), statuses)
@@ -157,11 +178,7 @@ func testOTLPSDKLeaderKilled(t *testing.T, variants []otlpVariant) {
 		if exchanges[0].status == http.StatusOK {
 			// The gateway took the first export: the retry's delta points
 			// overlap windows already summed.
-			rejected := int64(0)
-			if v.temporality == "delta" {
-				rejected = 3
-			}
-			if err := last.requireAccepted(rejected); err != nil {
+			if err := last.requireAccepted(v.deltaPoints()); err != nil {
 				t.Fatalf("%s run 3, the SDK's retry of an export the gateway took: %v\nrequest: %s", v.service(), err, last.describeRequest())
 			}
 		}
@@ -210,18 +227,9 @@ func testOTLPSDKReplay(t *testing.T, variants []otlpVariant) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The delta variant's request carries three delta points (the
-		// counter and the two histograms), whose windows are summed already.
-		rejected := int64(0)
-		if v.temporality == "delta" {
-			rejected = 3
-		}
 		last := exchanges[1]
-		for i := 1; i <= 2; i++ {
-			x := curlReplay(t, curlBin, g.URL+last.path, last)
-			if err := x.requireAccepted(rejected); err != nil {
-				t.Fatalf("%s: replay %d of run 2's request with curl: %v\nrequest: %s", v.service(), i, err, last.describeRequest())
-			}
+		for range 2 {
+			v.replay(t, curlBin, g.URL, last)
 		}
 		v.requireScrape(t, g.URL, e, ids)
 		after, err := scrapeProtobuf(g.url("/metrics"))
@@ -377,4 +385,15 @@ credentials:
 // by number (the Go SDK) or by its text (the Node SDK).
 func namesStatus(out []byte, code int) bool {
 	return strings.Contains(string(out), fmt.Sprint(code)) || strings.Contains(string(out), http.StatusText(code))
+}
+
+// lastExchange returns the one exchange rec holds (a run's single export)
+// and forgets it.
+func lastExchange(t *testing.T, rec *otlpRecorder) otlpExchange {
+	t.Helper()
+	x := rec.take()
+	if len(x) != 1 {
+		t.Fatalf("%d exports recorded for one run, want 1", len(x))
+	}
+	return x[0]
 }
