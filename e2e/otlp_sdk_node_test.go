@@ -34,12 +34,13 @@ func otelNodeJobs(t *testing.T) []otelJob {
 					"timeoutMillis": otlpJobTimeout.Milliseconds(),
 				}
 				if o.periodic {
-					// The reader's timeout is its interval at most: 500ms
+					// The reader's timeout is its interval at most: 800ms
 					// leaves a loaded machine room for one export. Pauses
 					// shorter than the interval leave no window between
 					// two measurements empty, so the windows exported
-					// follow each other.
-					cmd["intervalMillis"], cmd["spreadMillis"] = 500, 400
+					// follow each other; two pauses are longer than one
+					// interval, so a run exports two windows or more.
+					cmd["intervalMillis"], cmd["spreadMillis"] = 800, 600
 				}
 				arg, err := json.Marshal(cmd)
 				if err != nil {
