@@ -48,10 +48,10 @@ func runOTLPSDKScenarios(t *testing.T, jobs []otelJob) {
 	})
 }
 
-// testOTLPSDKThreeRuns runs every variant three times against one gateway
-// that Prometheus 3 scrapes with native histograms on, and checks the
-// groups in a protobuf scrape, in /api/v1/metrics and through Prometheus'
-// query API, and the created timestamps each run left.
+// testOTLPSDKThreeRuns runs every variant three times, with exemplars on,
+// against one gateway that Prometheus 3 scrapes with native histograms on,
+// and checks the groups in a protobuf scrape, in /api/v1/metrics and
+// through Prometheus' query API, and the created timestamps each run left.
 func testOTLPSDKThreeRuns(t *testing.T, bin string, variants []otlpVariant) {
 	g := startGateway(t)
 	p := otlpPrometheus(t, bin, g)
@@ -59,7 +59,10 @@ func testOTLPSDKThreeRuns(t *testing.T, bin string, variants []otlpVariant) {
 	created := map[string][]map[string]time.Time{}
 	for r := 1; r <= 3; r++ {
 		for _, v := range variants {
-			ids[v.service()] = append(ids[v.service()], v.run(t, g.URL, r))
+			// Every measurement an exemplar, where the SDK supports the
+			// setting (the Go SDK does): they travel to Prometheus'
+			// protobuf scrape, which must stay healthy.
+			ids[v.service()] = append(ids[v.service()], v.run(t, g.URL, r, "OTEL_METRICS_EXEMPLAR_FILTER=always_on"))
 			ct, err := v.createdTimestamps(g.URL)
 			if err != nil {
 				t.Fatalf("%s after run %d: %v", v.service(), r, err)
