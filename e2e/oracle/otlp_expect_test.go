@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/otlptranslator"
 	promconfig "github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
@@ -27,6 +28,7 @@ type otlpSample struct {
 	typ    model.MetricType
 	v      float64
 	h      *histogram.Histogram
+	ex     []exemplar.Exemplar
 }
 
 // stale reports whether the sample is the staleness marker Prometheus
@@ -55,6 +57,7 @@ func (a *captureAppender) Append(_ storage.SeriesRef, ls labels.Labels, _, _ int
 		s.h = h.Copy()
 	}
 	s.ls = withoutShadowedLabels(s)
+	s.ex = append([]exemplar.Exemplar(nil), opts.Exemplars...)
 	a.samples = append(a.samples, s)
 	return storage.SeriesRef(len(a.samples)), nil
 }
@@ -158,7 +161,11 @@ func (s otlpSetup) settings(delta bool) prw.Settings {
 // temporality allowed, and returns both sample lists. Deltas are summed by
 // the model as Prometheus' otlp-deltatocumulative would for one process.
 func (s otlpSetup) translate(ctx context.Context, md pmetric.Metrics) (cum, delta []otlpSample, err error) {
-	for _, wantDelta := range []bool{false, true} {
+	// Three passes: cumulative points; delta counters and histograms;
+	// delta up-down counters, which Prometheus marks unknown like the
+	// other deltas and the gateway sums into gauges (which carry no
+	// exemplars), so their samples are marked gauges here.
+	for pass := range 3 {
 		part := pmetric.NewMetrics()
 		md.CopyTo(part)
 		// The gateway refuses the points of a resource without
@@ -171,17 +178,28 @@ func (s otlpSetup) translate(ctx context.Context, md pmetric.Metrics) (cum, delt
 		for i := range part.ResourceMetrics().Len() {
 			sms := part.ResourceMetrics().At(i).ScopeMetrics()
 			for j := range sms.Len() {
-				sms.At(j).Metrics().RemoveIf(func(m pmetric.Metric) bool { return isDelta(m) != wantDelta })
+				sms.At(j).Metrics().RemoveIf(func(m pmetric.Metric) bool {
+					upDown := m.Type() == pmetric.MetricTypeSum && !m.Sum().IsMonotonic()
+					return pass != 0 && !isDelta(m) || pass == 0 && isDelta(m) || pass == 1 && upDown || pass == 2 && !upDown
+				})
 			}
 		}
 		app := &captureAppender{}
-		if _, err := prw.NewPrometheusConverter(app).FromMetrics(ctx, part, s.settings(wantDelta)); err != nil {
+		if _, err := prw.NewPrometheusConverter(app).FromMetrics(ctx, part, s.settings(pass > 0)); err != nil {
 			return nil, nil, fmt.Errorf("Prometheus' translator: %w", err)
 		}
-		if wantDelta {
-			delta = app.samples
-		} else {
+		switch pass {
+		case 0:
 			cum = app.samples
+		case 1:
+			delta = append(delta, app.samples...)
+		case 2:
+			for _, smp := range app.samples {
+				if smp.family != "target_info" {
+					smp.typ = model.MetricTypeGauge
+				}
+				delta = append(delta, smp)
+			}
 		}
 	}
 	return cum, delta, nil
@@ -205,14 +223,16 @@ func isDelta(m pmetric.Metric) bool {
 type otlpValue struct {
 	v  float64
 	nh *nativeValue
+	// ex are the exemplars expected on the series, rendered.
+	ex []string
 }
 
 // String renders the value so that equal values render alike.
 func (v otlpValue) String() string {
 	if v.nh != nil {
-		return v.nh.String()
+		return withExemplars(v.nh.String(), v.ex)
 	}
-	return floatString(v.v)
+	return withExemplars(floatString(v.v), v.ex)
 }
 
 // nativeValue is a native histogram by what Prometheus compares: schema,
@@ -288,10 +308,17 @@ func (n *nativeValue) String() string {
 // family, per series identity, the value.
 type otlpModel struct {
 	groups map[string]map[string]map[string]otlpValue
+	// exemplarNamer sanitises exemplar label names (nil: kept as sent).
+	exemplarNamer *otlptranslator.LabelNamer
 }
 
-func newOTLPModel() *otlpModel {
-	return &otlpModel{groups: map[string]map[string]map[string]otlpValue{}}
+// newOTLPModel returns an empty model of a gateway of setup.
+func newOTLPModel(setup otlpSetup) *otlpModel {
+	m := &otlpModel{groups: map[string]map[string]map[string]otlpValue{}}
+	if !setup.utf8 {
+		m.exemplarNamer = &otlptranslator.LabelNamer{UnderscoreLabelSanitization: true, PreserveMultipleUnderscores: true}
+	}
+	return m
 }
 
 // apply adds one accepted request's translation: each group's cumulative
@@ -300,7 +327,7 @@ func newOTLPModel() *otlpModel {
 // its series out), and delta samples are added to their series' sums.
 func (m *otlpModel) apply(cum, delta []otlpSample) {
 	carried := map[[2]string]bool{}
-	for _, s := range cum {
+	for i, s := range cum {
 		job := s.ls.Get(model.JobLabel)
 		if job == "" {
 			continue // cannot happen: translate keeps resources with service.name only
@@ -318,15 +345,19 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 			continue
 		}
 		fam := m.family(job, s.family, false)
-		fam[id] = sampleValue(s)
+		fam[id] = m.value(s)
 		// A histogram point without a sum gets no _sum series from
 		// Prometheus' receiver, but a protobuf scrape always carries
 		// one (its parser reads an absent sample_sum as 0), so the
 		// gateway can only serve 0 there: expect that, and only that.
+		// The translator appends a point's _sum right before its
+		// _count; without it, an earlier point's _sum of the same
+		// labels stays in Prometheus, while the gateway's later point
+		// replaces the whole histogram (documented), so 0 it is.
 		if s.typ == model.MetricTypeHistogram && s.h == nil && s.ls.Get(model.MetricNameLabel) == s.family+"_count" {
-			sumID := otlpIdentity(labels.NewBuilder(s.ls).Set(model.MetricNameLabel, s.family+"_sum").Labels())
-			if _, ok := fam[sumID]; !ok {
-				fam[sumID] = otlpValue{v: 0}
+			sumLabels := labels.NewBuilder(s.ls).Set(model.MetricNameLabel, s.family+"_sum").Labels()
+			if i == 0 || !labels.Equal(cum[i-1].ls, sumLabels) {
+				fam[otlpIdentity(sumLabels)] = otlpValue{v: 0}
 			}
 		}
 	}
@@ -344,19 +375,24 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 				carried[key] = true
 				m.family(job, s.family, true)
 			}
-			m.family(job, s.family, false)[id] = sampleValue(s)
+			m.family(job, s.family, false)[id] = m.value(s)
 			continue
 		}
 		fam := m.family(job, s.family, false)
 		old, ok := fam[id]
-		nv := sampleValue(s)
+		nv := m.value(s)
+		if ok && len(nv.ex) == 0 {
+			// A summed series keeps its latest exemplar when a point
+			// brings none, as Prometheus' exemplar storage still holds it.
+			nv.ex = old.ex
+		}
 		switch {
 		case !ok:
 			fam[id] = nv
 		case nv.nh != nil && old.nh != nil:
-			fam[id] = otlpValue{nh: old.nh.add(nv.nh)}
+			fam[id] = otlpValue{nh: old.nh.add(nv.nh), ex: nv.ex}
 		default:
-			fam[id] = otlpValue{v: old.v + nv.v}
+			fam[id] = otlpValue{v: old.v + nv.v, ex: nv.ex}
 		}
 	}
 }
@@ -387,12 +423,13 @@ func (m *otlpModel) series() map[string]string {
 	return out
 }
 
-// sampleValue converts a translated sample to a model value.
-func sampleValue(s otlpSample) otlpValue {
+// value converts a translated sample to a model value.
+func (m *otlpModel) value(s otlpSample) otlpValue {
+	ex := expectedExemplars(s, s.ex, m.exemplarNamer)
 	if s.h != nil {
-		return otlpValue{nh: newNativeValue(s.h.ToFloat(nil))}
+		return otlpValue{nh: newNativeValue(s.h.ToFloat(nil)), ex: ex}
 	}
-	return otlpValue{v: s.v}
+	return otlpValue{v: s.v, ex: ex}
 }
 
 // otlpIdentity is the identity the comparison uses: the name and the
@@ -443,9 +480,13 @@ func floatString(f float64) string {
 
 // scrapedSeries returns the scraped series of the model's groups, by
 // identity, without the groups' push times.
-func scrapedSeries(samples []sample, jobs map[string]map[string]map[string]otlpValue) map[string]string {
+func scrapedSeries(res *scrapeResult, jobs map[string]map[string]map[string]otlpValue) (map[string]string, error) {
+	exemplars, err := scrapedExemplars(res.body, res.header)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]string{}
-	for _, s := range samples {
+	for _, s := range res.samples {
 		if _, ok := jobs[s.ls.Get(model.JobLabel)]; !ok || timeNames[s.ls.Get(model.MetricNameLabel)] {
 			continue
 		}
@@ -458,6 +499,7 @@ func scrapedSeries(samples []sample, jobs map[string]map[string]map[string]otlpV
 		default:
 			out[id] = floatString(s.v)
 		}
+		out[id] = withExemplars(out[id], exemplars[id])
 	}
-	return out
+	return out, nil
 }

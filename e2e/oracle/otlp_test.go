@@ -181,7 +181,7 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 		return nil, st, err
 	}
 	defer gw.stop()
-	m := newOTLPModel()
+	m := newOTLPModel(setup)
 	for i, md := range reqs {
 		st.requests++
 		st.points += totalPoints(md)
@@ -261,7 +261,10 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 			}
 		}
 		want := m.series()
-		got := scrapedSeries(canon.samples, m.groups)
+		got, err := scrapedSeries(canon, m.groups)
+		if err != nil {
+			return fail("Prometheus 3's parser cannot read the exemplars of a scrape", "%v", err)
+		}
 		st.compared += len(want)
 		if d := otlpDiff(want, got); d != "" {
 			return fail("the gateway's series differ from Prometheus' translation", "%s", d)
