@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"fmt"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
@@ -51,6 +52,11 @@ func AddDeltas(states map[string][]byte, deltas []DeltaFamily) (Accumulation, er
 			fs, _ = decodeState(nil, mf.GetType())
 		}
 		for i, m := range mf.GetMetric() {
+			if d.Windows[i].End.IsZero() {
+				// Without an end there is no window to sum once.
+				acc.skip(fmt.Sprintf("delta point of %s has no timestamp, so its window cannot be told from a retry's: not added", mf.GetName()))
+				continue
+			}
 			acc.addPoint(fs, mf.GetName(), m, span(d.Windows[i]))
 		}
 		b, err := fs.encode()
@@ -74,11 +80,8 @@ func (acc *Accumulation) addPoint(fs *familyState, name string, m *dto.Metric, i
 		return
 	}
 	if ss.windows.overlaps(iv) {
-		acc.Skipped++
-		if acc.Reason == "" {
-			acc.Reason = fmt.Sprintf("delta point of %s ending %s overlaps a window summed already (a retry): not added again",
-				name, nanosTime(iv.end).UTC().Format("2006-01-02T15:04:05.999999999Z"))
-		}
+		acc.skip(fmt.Sprintf("delta point of %s ending %s overlaps a window summed already (a retry): not added again",
+			name, nanosTime(iv.end).UTC().Format(time.RFC3339Nano)))
 		return
 	}
 	ss.windows.add(iv)
@@ -87,6 +90,14 @@ func (acc *Accumulation) addPoint(fs *familyState, name string, m *dto.Metric, i
 		// from it, its created timestamp from its window.
 		ss.metric = startMetric(m, iv)
 		acc.Resets++
+	}
+}
+
+// skip counts a point not added, and reason if it is the first.
+func (acc *Accumulation) skip(reason string) {
+	acc.Skipped++
+	if acc.Reason == "" {
+		acc.Reason = reason
 	}
 }
 

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -268,5 +269,14 @@ func TestAStateOfAnotherTypeOrCorruptStartsTheSumAgain(t *testing.T) {
 		if v := counterValue(t, acc, "a"); v != 2 {
 			t.Errorf("%s: value %v, want 2", name, v)
 		}
+	}
+}
+
+func TestAPointWithoutATimestampIsNotSummed(t *testing.T) {
+	d := counterDelta("a", 5, 0, 10)
+	d.Windows[0] = Window{}
+	acc, skipped := sums(t, []DeltaFamily{counterDelta("a", 1, 0, 10)}, []DeltaFamily{d})
+	if v := counterValue(t, acc, "a"); v != 1 || skipped != 1 || !strings.Contains(acc.Reason, "no timestamp") {
+		t.Errorf("value %v, skipped %d, reason %q: want 1, 1 and the reason", v, skipped, acc.Reason)
 	}
 }
