@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net"
 	"net/http"
@@ -166,14 +167,40 @@ func missingDependency(t *testing.T, what string) {
 }
 
 // freePort returns a loopback TCP port that was free a moment ago.
+//
+// Ports come from 10000-29999, below Linux's ephemeral range (32768 and up
+// by default), and none twice in one test binary: a port the kernel handed
+// out with :0 was taken by an outgoing connection between its pick and an
+// etcd member's listen ("bind: address already in use"), since outgoing
+// connections take their local ports from that range.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen on loopback: %v", err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = make(map[int]bool)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 1000 {
+		p := 10000 + rand.IntN(20000)
+		if handedOut.ports[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		handedOut.ports[p] = true
+		return p
+	}
+	t.Fatal("no free loopback port in 10000-29999 after 1000 tries")
+	return 0
+}
+
+// handedOut holds the ports freePort returned in this test binary.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
 }
 
 // process is an external program started by a test, with its output in a
