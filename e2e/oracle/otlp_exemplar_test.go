@@ -73,7 +73,7 @@ func withExemplars(value string, ex []string) string {
 // 3's textparse is not used here: in v0.316.0 it returns the exemplars of
 // the first native histogram of a family only (the next metric's are
 // skipped), which would hide what the gateway serves.
-func scrapedExemplars(body []byte, contentType string) (map[string][]string, error) {
+func scrapedExemplars(body []byte, contentType string, keepInstance bool) (map[string][]string, error) {
 	mfs, err := decodeProtobuf(body, contentType)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func scrapedExemplars(body []byte, contentType string) (map[string][]string, err
 			b.Add(extra[i], extra[i+1])
 		}
 		b.Sort()
-		id := otlpIdentity(b.Labels())
+		id := otlpIdentity(b.Labels(), keepInstance)
 		for _, e := range exs {
 			if e == nil {
 				continue

@@ -94,6 +94,10 @@ type otlpSetup struct {
 	// persistence runs the gateway with a journal, killed (-9) and
 	// started again now and then.
 	persistence bool
+	// instanceInKey runs the gateway with
+	// --otlp.group-by=service.instance.id: each process is a group of its
+	// own, and its series carry the instance as Prometheus' do.
+	instanceInKey bool
 	// promote is the otlp: block's promotion settings; its
 	// TranslationStrategy is not read (strategy is).
 	promote promconfig.OTLPConfig
@@ -104,7 +108,7 @@ type otlpSetup struct {
 var otlpSetups = []otlpSetup{
 	{name: "UnderscoreEscapingWithSuffixes-persistence", strategy: otlptranslator.UnderscoreEscapingWithSuffixes, persistence: true},
 	{name: "NoUTF8EscapingWithSuffixes", strategy: otlptranslator.NoUTF8EscapingWithSuffixes, utf8: true},
-	{name: "promote-all-and-scope", strategy: otlptranslator.UnderscoreEscapingWithSuffixes, promote: promconfig.OTLPConfig{
+	{name: "promote-all-scope-instance-key", strategy: otlptranslator.UnderscoreEscapingWithSuffixes, instanceInKey: true, promote: promconfig.OTLPConfig{
 		PromoteAllResourceAttributes:      true,
 		IgnoreResourceAttributes:          []string{"k8s.pod.name", "service.instance.id"},
 		KeepIdentifyingResourceAttributes: true,
@@ -120,6 +124,9 @@ func (s otlpSetup) flags(dir string) []string {
 	}
 	if s.utf8 {
 		f = append(f, "--push.enable-utf8-names")
+	}
+	if s.instanceInKey {
+		f = append(f, "--otlp.group-by=service.instance.id")
 	}
 	if s.promote.PromoteAllResourceAttributes {
 		f = append(f, "--otlp.promote-all-resource-attributes")
@@ -307,14 +314,17 @@ func (n *nativeValue) String() string {
 // otlpModel is what the gateway should serve: per group (its job), per
 // family, per series identity, the value.
 type otlpModel struct {
+	// groups are keyed by groupKey.
 	groups map[string]map[string]map[string]otlpValue
+	// keepInstance says instance is part of the group key and compared.
+	keepInstance bool
 	// exemplarNamer sanitises exemplar label names (nil: kept as sent).
 	exemplarNamer *otlptranslator.LabelNamer
 }
 
 // newOTLPModel returns an empty model of a gateway of setup.
 func newOTLPModel(setup otlpSetup) *otlpModel {
-	m := &otlpModel{groups: map[string]map[string]map[string]otlpValue{}}
+	m := &otlpModel{groups: map[string]map[string]map[string]otlpValue{}, keepInstance: setup.instanceInKey}
 	if !setup.utf8 {
 		m.exemplarNamer = &otlptranslator.LabelNamer{UnderscoreLabelSanitization: true, PreserveMultipleUnderscores: true}
 	}
@@ -328,7 +338,7 @@ func newOTLPModel(setup otlpSetup) *otlpModel {
 func (m *otlpModel) apply(cum, delta []otlpSample) {
 	carried := map[[2]string]bool{}
 	for i, s := range cum {
-		job := s.ls.Get(model.JobLabel)
+		job := m.groupKey(s.ls)
 		if job == "" {
 			continue // cannot happen: translate keeps resources with service.name only
 		}
@@ -337,7 +347,7 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 			carried[key] = true
 			m.family(job, s.family, true)
 		}
-		id := otlpIdentity(s.ls)
+		id := m.identity(s.ls)
 		if s.stale() {
 			// The point's series ends here, also when an earlier point
 			// of this request set it (the last point of a series wins).
@@ -357,16 +367,16 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 		if s.typ == model.MetricTypeHistogram && s.h == nil && s.ls.Get(model.MetricNameLabel) == s.family+"_count" {
 			sumLabels := labels.NewBuilder(s.ls).Set(model.MetricNameLabel, s.family+"_sum").Labels()
 			if i == 0 || !labels.Equal(cum[i-1].ls, sumLabels) {
-				fam[otlpIdentity(sumLabels)] = otlpValue{v: 0}
+				fam[m.identity(sumLabels)] = otlpValue{v: 0}
 			}
 		}
 	}
 	for _, s := range delta {
-		job := s.ls.Get(model.JobLabel)
+		job := m.groupKey(s.ls)
 		if job == "" {
 			continue // cannot happen: translate keeps resources with service.name only
 		}
-		id := otlpIdentity(s.ls)
+		id := m.identity(s.ls)
 		if s.family == "target_info" {
 			// target_info comes with both halves of a resource; it is
 			// replaced, not summed.
@@ -432,20 +442,35 @@ func (m *otlpModel) value(s otlpSample) otlpValue {
 	return otlpValue{v: s.v, ex: ex}
 }
 
+// groupKey returns the key of the group a series of ls belongs to: its job,
+// and its instance when that is in the gateway's group key ("" without a
+// job).
+func (m *otlpModel) groupKey(ls labels.Labels) string {
+	job := ls.Get(model.JobLabel)
+	if job == "" || !m.keepInstance {
+		return job
+	}
+	return job + "\xff" + ls.Get(model.InstanceLabel)
+}
+
+// identity is otlpIdentity with the model's instance rule.
+func (m *otlpModel) identity(ls labels.Labels) string { return otlpIdentity(ls, m.keepInstance) }
+
 // otlpIdentity is the identity the comparison uses: the name and the
 // sorted non-empty labels, le and quantile as numbers (the translator
-// writes le="1", a scrape gives le="1.0"), without instance. The gateway's
-// group key leaves service.instance.id out by default (--otlp.group-by),
-// so its series carry no instance while Prometheus' receiver takes it from
-// service.instance.id: a documented difference, not a defect.
-func otlpIdentity(ls labels.Labels) string {
+// writes le="1", a scrape gives le="1.0"), without instance unless
+// keepInstance. The gateway's group key leaves service.instance.id out by
+// default (--otlp.group-by), so its series carry no instance while
+// Prometheus' receiver takes it from service.instance.id: a documented
+// difference, not a defect.
+func otlpIdentity(ls labels.Labels, keepInstance bool) string {
 	var name string
 	var pairs []string
 	ls.Range(func(l labels.Label) {
 		switch {
 		case l.Name == model.MetricNameLabel:
 			name = l.Value
-		case l.Value == "", l.Name == model.InstanceLabel:
+		case l.Value == "", l.Name == model.InstanceLabel && !keepInstance:
 		case l.Name == model.BucketLabel || l.Name == model.QuantileLabel:
 			pairs = append(pairs, fmt.Sprintf("%q=%q", l.Name, numberString(l.Value)))
 		default:
@@ -480,17 +505,17 @@ func floatString(f float64) string {
 
 // scrapedSeries returns the scraped series of the model's groups, by
 // identity, without the groups' push times.
-func scrapedSeries(res *scrapeResult, jobs map[string]map[string]map[string]otlpValue) (map[string]string, error) {
-	exemplars, err := scrapedExemplars(res.body, res.header)
+func (m *otlpModel) scrapedSeries(res *scrapeResult) (map[string]string, error) {
+	exemplars, err := scrapedExemplars(res.body, res.header, m.keepInstance)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
 	for _, s := range res.samples {
-		if _, ok := jobs[s.ls.Get(model.JobLabel)]; !ok || timeNames[s.ls.Get(model.MetricNameLabel)] {
+		if _, ok := m.groups[m.groupKey(s.ls)]; !ok || timeNames[s.ls.Get(model.MetricNameLabel)] {
 			continue
 		}
-		id := otlpIdentity(s.ls)
+		id := m.identity(s.ls)
 		switch {
 		case s.h != nil:
 			out[id] = newNativeValue(s.h.ToFloat(nil)).String()

@@ -261,7 +261,7 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 			}
 		}
 		want := m.series()
-		got, err := scrapedSeries(canon, m.groups)
+		got, err := m.scrapedSeries(canon)
 		if err != nil {
 			return fail("Prometheus 3's parser cannot read the exemplars of a scrape", "%v", err)
 		}
