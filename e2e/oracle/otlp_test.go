@@ -19,12 +19,12 @@ const otlpDefaultDuration = 7 * time.Second
 
 // otlpStats counts what an OTLP run compared.
 type otlpStats struct {
-	sequences, requests, points, compared, checks, unkeyed, restarts int
+	sequences, requests, points, compared, checks, jobless, restarts int
 }
 
 func (s otlpStats) String() string {
 	return fmt.Sprintf("%d sequences, %d requests with %d points, %d restarts, %d scrapes checked, %d series comparisons, %d points of resources without service.name refused as expected",
-		s.sequences, s.requests, s.points, s.restarts, s.checks, s.compared, s.unkeyed)
+		s.sequences, s.requests, s.points, s.restarts, s.checks, s.compared, s.jobless)
 }
 
 // otlpFailure is the first difference of a sequence: at which request,
@@ -88,14 +88,18 @@ func (w otlpWire) String() string {
 // TestOTLPOracle sends random OTLP requests (dotted names with units,
 // attributes that collide once sanitised, every point kind including
 // exponential histograms at scales -4 to 12 and deltas, exemplars, NaN and
-// ±Inf, NoRecordedValue points, resources and scopes without anything)
-// to the gateway's /otlp/v1/metrics, translates each in-process with
+// ±Inf, NoRecordedValue points, resources and scopes without anything,
+// retries) to the gateway's /otlp/v1/metrics or /api/v1/otlp/v1/metrics,
+// as protobuf or JSON, gzipped or not, killing and restarting a gateway
+// with a journal now and then; it translates each in-process with
 // Prometheus' own translator (storage/remote/otlptranslator/
 // prometheusremotewrite of v0.316.0, with deltas summed per series as
 // otlp-deltatocumulative does for one process), and after every request
 // requires the gateway's protobuf scrape, parsed by Prometheus 3, to hold
-// exactly the model's series and values for every group the sequence
-// touched, and every scrape to pass the module's validity checks.
+// exactly the model's series, values and exemplars for every group the
+// sequence touched, the answer's partial_success to refuse exactly what
+// the gateway documents refusing, and every scrape to pass the module's
+// validity checks.
 //
 // ORACLE_SEED picks the first seed; ORACLE_OPS the requests per sequence
 // (default 50); ORACLE_OTLP_DURATION how long each setup runs new seeds
@@ -145,7 +149,7 @@ func (s *otlpStats) add(o otlpStats) {
 	s.points += o.points
 	s.compared += o.compared
 	s.checks += o.checks
-	s.unkeyed += o.unkeyed
+	s.jobless += o.jobless
 	s.restarts += o.restarts
 }
 
@@ -211,7 +215,7 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 		if resp.status == 400 && jobless > 0 && jobless == totalPoints(md) {
 			// Every point is refused, so the request is refused as a
 			// whole; it changes nothing.
-			st.unkeyed += jobless
+			st.jobless += jobless
 			continue
 		}
 		if resp.status != 200 {
@@ -236,7 +240,7 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 			refused += deltaPoints(md)
 			delta = nil
 		}
-		st.unkeyed += jobless
+		st.jobless += jobless
 		if ps := er.PartialSuccess(); ps.RejectedDataPoints() != int64(refused) {
 			return fail("the gateway refuses other points than those of resources without service.name and retried deltas",
 				"%d points refused, %d expected: %s", ps.RejectedDataPoints(), refused, ps.ErrorMessage())
@@ -266,22 +270,25 @@ func replayOTLP(ctx context.Context, bin string, setup otlpSetup, reqs []pmetric
 			return fail("Prometheus 3's parser cannot read the exemplars of a scrape", "%v", err)
 		}
 		st.compared += len(want)
-		if d := otlpDiff(want, got); d != "" {
-			return fail("the gateway's series differ from Prometheus' translation", "%s", d)
+		if kind, d := otlpDiff(want, got); d != "" {
+			return fail("the gateway's series differ from Prometheus' translation: "+kind, "%s", d)
 		}
 	}
 	return nil, st, nil
 }
 
-// otlpDiff lists the series whose values differ, and those only one side
-// has; "" when none.
-func otlpDiff(want, got map[string]string) string {
+// otlpDiff lists the series whose values or exemplars differ, and those
+// only one side has ("" when none), and names the kind of the first of
+// them, so that different defects are different classes.
+func otlpDiff(want, got map[string]string) (kind, diff string) {
 	var lines []string
 	for id, w := range want {
 		g, ok := got[id]
 		switch {
 		case !ok:
 			lines = append(lines, "missing  "+id+" "+w)
+		case g != w && strings.SplitN(g, " # ", 2)[0] == strings.SplitN(w, " # ", 2)[0]:
+			lines = append(lines, "exemplar "+id+" = "+g+", Prometheus "+w)
 		case g != w:
 			lines = append(lines, "value    "+id+" = "+g+", Prometheus "+w)
 		}
@@ -291,11 +298,15 @@ func otlpDiff(want, got map[string]string) string {
 			lines = append(lines, "extra    "+id+" "+g)
 		}
 	}
+	if len(lines) == 0 {
+		return "", ""
+	}
 	sort.Strings(lines)
+	kind = map[string]string{"missing": "a series missing", "extra": "a series too many", "exemplar": "exemplars", "value": "a value"}[strings.Fields(lines[0])[0]]
 	if len(lines) > 12 {
 		lines = append(lines[:12], fmt.Sprintf("… and %d more", len(lines)-12))
 	}
-	return strings.Join(lines, "\n    ")
+	return kind, strings.Join(lines, "\n    ")
 }
 
 // otlpReport renders a difference: the seed to replay it, the request
