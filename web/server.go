@@ -1,7 +1,9 @@
-// Package web serves pushgate's HTTP interface: the push API, the scrape
-// endpoint, the JSON API v1, the lifecycle endpoints and the web UI. It turns
-// store and decoding errors into status codes and one-line reasons in one
-// place (errors.go) and counts every request in the gateway's own metrics.
+// Package web serves pushgate's HTTP interface: the push API, the OTLP/HTTP
+// metrics ingest (otlp.go), the scrape endpoint, the JSON API v1, the
+// lifecycle endpoints and the web UI. It turns store and decoding errors
+// into status codes and one-line reasons in one place (errors.go; OTLP's
+// google.rpc.Status answers in otlp.go) and counts every request in the
+// gateway's own metrics.
 package web
 
 import (
