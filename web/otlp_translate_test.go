@@ -1,16 +1,20 @@
 package web
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/otlp"
+	"github.com/pushgate/pushgate/store"
 )
 
 // deltaHistograms builds a request for job with one delta explicit
@@ -95,4 +99,41 @@ func TestOTLPDeltaHistogramsAreSummedThroughTheTranslation(t *testing.T) {
 		return
 	}
 	t.Errorf("no family work_size_bytes in %v", g.Families())
+}
+
+func TestOTLPBadInputIsA4xxThatChangesNothing(t *testing.T) {
+	future := otlpMetricsRequest(1, "batch")
+	future.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(0).SetTimestamp(pcommon.NewTimestampFromTime(time.Now().Add(time.Hour)))
+	future.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().RemoveIf(func(m pmetric.Metric) bool { return m.Name() == "runs" })
+	nameless := otlpMetricsRequest(1, "")
+	nameless.ResourceMetrics().At(0).Resource().Attributes().Remove("service.name")
+	for _, tc := range []struct {
+		name   string
+		md     pmetric.Metrics
+		lim    limits.Limits
+		reason string
+	}{
+		{"a point far in the future", future, limits.Limits{}, ""},
+		{"a resource without a job", nameless, limits.Limits{}, "service.name"},
+		{"more series than --push.max-series", otlpMetricsRequest(1, "batch"), limits.Limits{MaxSeriesPerPush: 1}, "max-series"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := store.New(store.Options{Limits: tc.lim})
+			h, err := New(st, prometheus.NewRegistry(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := postOTLP(t, h, "/otlp/v1/metrics", tc.md, otlp.JSON)
+			if w.Code != http.StatusBadRequest {
+				t.Fatalf("answer %d %q, want 400", w.Code, w.Body)
+			}
+			code, msg := rpcStatus(t, w, otlp.JSON)
+			if code != otlp.CodeInvalidArgument || !strings.Contains(msg, tc.reason) {
+				t.Errorf("status %d %q, want 3 with %q", code, msg, tc.reason)
+			}
+			if n := len(st.Groups()); n != 0 {
+				t.Errorf("%d groups stored, want none", n)
+			}
+		})
+	}
 }
