@@ -148,7 +148,9 @@ func addValue(m, p *dto.Metric) bool {
 func (fs *familyState) family(mf *dto.MetricFamily) *dto.MetricFamily {
 	out := &dto.MetricFamily{Name: mf.Name, Help: mf.Help, Type: mf.Type, Unit: mf.Unit}
 	for _, k := range fs.keys() {
-		out.Metric = append(out.Metric, proto.Clone(fs.series[k].metric).(*dto.Metric))
+		m := proto.Clone(fs.series[k].metric).(*dto.Metric)
+		servedClassic(m)
+		out.Metric = append(out.Metric, m)
 	}
 	return out
 }

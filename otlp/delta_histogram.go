@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"math"
 	"slices"
 
 	dto "github.com/prometheus/client_model/go"
@@ -31,8 +32,28 @@ func addClassic(h, p *dto.Histogram) bool {
 		}
 	}
 	addCountSum(h, p)
-	h.Exemplars = append(h.Exemplars[:0], p.Exemplars...)
+	if len(p.Exemplars) > 0 {
+		// The +Inf exemplar: the latest point's, or the last one seen.
+		h.Exemplars = append(h.Exemplars[:0], p.Exemplars...)
+	}
 	return true
+}
+
+// servedClassic turns a summed classic histogram's +Inf exemplar, kept in
+// its exemplar list while summing (the buckets must stay the points'
+// bounds to add up), into the +Inf bucket that carries it when served, as
+// a cumulative point's is. m is the served copy.
+func servedClassic(m *dto.Metric) {
+	h := m.Histogram
+	if h == nil || isNative(h) || len(h.Exemplars) == 0 {
+		return
+	}
+	h.Bucket = append(h.Bucket, &dto.Bucket{
+		UpperBound:      proto.Float64(math.Inf(1)),
+		CumulativeCount: proto.Uint64(h.GetSampleCount()),
+		Exemplar:        h.Exemplars[len(h.Exemplars)-1],
+	})
+	h.Exemplars = nil
 }
 
 // addCountSum adds p's count and sum to h's.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -14,7 +15,8 @@ import (
 // one, the count, the start time as created timestamp. Exemplars go to the
 // buckets as Prometheus assigns them: taken in their order, each to the
 // first bound not below its value, the rest to +Inf (a bucket keeps the
-// latest of its own; a delta point's +Inf exemplars are dropped).
+// latest of its own; a delta point's +Inf exemplar is kept beside its
+// buckets until the sum is served: see servedClassic).
 //
 // A point is refused when its bucket counts do not match its bounds (one
 // more count than bounds, or neither), its bounds are not increasing, or
@@ -90,6 +92,12 @@ func (p *pointContext) histograms(pts pmetric.HistogramDataPointSlice) {
 			b.CumulativeCount = a.uint(pt.Count())
 			b.Exemplar = p.dtoExemplar(p.tr.t.latest(exs[next:]))
 			h.Bucket = append(h.Bucket, b)
+		}
+		if p.f.delta && next < len(exs) {
+			// A delta point's +Inf exemplar waits in the exemplar list
+			// (unused by a classic histogram) until the sum is served
+			// (servedClassic), so that its buckets stay its bounds'.
+			h.Exemplars = []*dto.Exemplar{p.dtoExemplar(p.tr.t.latest(exs[next:]))}
 		}
 		m := a.metrics.new()
 		m.Histogram = h
