@@ -66,6 +66,12 @@ type Group struct {
 	// every point was NoRecordedValue is present with no metrics, so that
 	// the request removes it.
 	Families []*dto.MetricFamily
+	// Times are the newest point timestamps of Families, Times[i] that of
+	// Families[i] (target_info's: the newest of the group); a missing or
+	// zero entry is no time. The store keeps them in the families' states
+	// so that an older request does not roll a family back (see
+	// FamilyState).
+	Times []time.Time
 	// Deltas are the delta points (monotonic sums and histograms), by
 	// family, for Accumulate.
 	Deltas []DeltaFamily
@@ -92,7 +98,14 @@ type DeltaFamily struct {
 	Windows []Window
 }
 
-// Window is the time a delta point covers: (Start, End].
+// Window is the time a delta point covers, (Start, End], and the source
+// that sent it.
 type Window struct {
 	Start, End time.Time
+	// Source names the process that sent the point: a 64-bit hash of its
+	// resource's service.instance.id (SDKs draw a random one per process),
+	// 0 for a resource without one. Overlapping windows are retries only
+	// when they come from one source; two processes of one job running at
+	// once send overlapping windows whose points are all summed.
+	Source uint64
 }

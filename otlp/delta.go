@@ -11,15 +11,17 @@ import (
 
 // Accumulation is what AddDeltas makes of one group's delta families.
 type Accumulation struct {
-	// Families are the accumulated families, each complete: every series
-	// the state holds, not only this request's, with its summed value.
+	// Families are the accumulated families that changed, each complete:
+	// every series the state holds, not only this request's, with its
+	// summed value. A family to which the request added nothing (a retry)
+	// is left out: the stored family and its state stay as they are.
 	Families []*dto.MetricFamily
-	// States are the families' new states, by family name, for the push
+	// States are the new states of Families, by family name, for the push
 	// that stores Families (store.Push.States).
 	States map[string][]byte
 	// Skipped counts the points not added because their window overlaps
-	// one summed already (a retry, or a window older than the state
-	// remembers), and Reason names the first.
+	// one their source summed already (a retry), or is older than the
+	// state remembers, and Reason names the first.
 	Skipped int
 	Reason  string
 	// Resets counts the series restarted from a point that could not be
@@ -31,8 +33,12 @@ type Accumulation struct {
 // AddDeltas adds a group's delta points to the states its families hold
 // (states: by family name, as the store returned them; nil entries are
 // empty states) and returns the families to store with their new states.
-// A point is added unless its window (start, end] overlaps a window summed
-// already for its series: a retried request adds nothing. Counters (and
+// A point is added unless its window (start, end] overlaps a window its
+// source (Window.Source: the process that sent it) summed already for its
+// series, or ends at or before the state's floor (see MaxWindows): a
+// retried request adds nothing, while the overlapping windows of two
+// processes running at once are both added. The family's newest point
+// time is the newest window end summed. Counters (and
 // the gauges of non-monotonic delta sums) add values; explicit histograms add bucket by bucket when their bounds match
 // the sum's, and otherwise restart from the point; exponential (native)
 // histograms are merged at the lower of the two scales. A series' created
@@ -45,10 +51,13 @@ func AddDeltas(states map[string][]byte, deltas []DeltaFamily) (Accumulation, er
 		if len(d.Windows) != len(mf.GetMetric()) {
 			return Accumulation{}, fmt.Errorf("delta family %q: %d windows for %d points", mf.GetName(), len(d.Windows), len(mf.GetMetric()))
 		}
-		fs, err := decodeState(states[mf.GetName()], mf.GetType())
+		stored := states[mf.GetName()]
+		fs, err := decodeState(stored, mf.GetType())
+		// A new family, a corrupt state, or one of another type (the
+		// family changed kind) is stored whatever the points bring.
+		changed := stored == nil || err != nil || fs.typ != mf.GetType()
 		if err != nil || fs.typ != mf.GetType() {
-			// A corrupt state, or one of another type (the family
-			// changed kind): the sum starts again.
+			// The sum starts again.
 			fs, _ = decodeState(nil, mf.GetType())
 		}
 		for i, m := range mf.GetMetric() {
@@ -57,7 +66,14 @@ func AddDeltas(states map[string][]byte, deltas []DeltaFamily) (Accumulation, er
 				acc.skip(fmt.Sprintf("delta point of %s has no timestamp, so its window cannot be told from a retry's: not added", mf.GetName()))
 				continue
 			}
-			acc.addPoint(fs, mf.GetName(), m, span(d.Windows[i]))
+			iv := span(d.Windows[i])
+			if acc.addPoint(fs, mf.GetName(), m, iv) {
+				fs.newest = max(fs.newest, iv.end)
+				changed = true
+			}
+		}
+		if !changed {
+			continue
 		}
 		b, err := fs.encode()
 		if err != nil {
@@ -69,20 +85,26 @@ func AddDeltas(states map[string][]byte, deltas []DeltaFamily) (Accumulation, er
 	return acc, nil
 }
 
-// addPoint adds one point to its series of fs.
-func (acc *Accumulation) addPoint(fs *familyState, name string, m *dto.Metric, iv interval) {
+// addPoint adds one point to its series of fs and reports whether it did.
+func (acc *Accumulation) addPoint(fs *familyState, name string, m *dto.Metric, iv interval) bool {
 	key := seriesKey(m)
 	ss := fs.series[key]
 	if ss == nil {
 		ss = &seriesState{metric: startMetric(m, iv)}
 		ss.windows.add(iv)
 		fs.series[key] = ss
-		return
+		return true
+	}
+	end := nanosTime(iv.end).UTC().Format(time.RFC3339Nano)
+	if iv.end <= ss.windows.floor {
+		acc.skip(fmt.Sprintf("delta point of %s ending %s is older than the %d windows its series remembers, so it may have been summed already: not added",
+			name, end, MaxWindows))
+		return false
 	}
 	if ss.windows.overlaps(iv) {
-		acc.skip(fmt.Sprintf("delta point of %s ending %s overlaps a window summed already (a retry): not added again",
-			name, nanosTime(iv.end).UTC().Format(time.RFC3339Nano)))
-		return
+		acc.skip(fmt.Sprintf("delta point of %s ending %s overlaps a window this process summed already (a retried export): not added again",
+			name, end))
+		return false
 	}
 	ss.windows.add(iv)
 	if !addValue(ss.metric, m) {
@@ -91,6 +113,7 @@ func (acc *Accumulation) addPoint(fs *familyState, name string, m *dto.Metric, i
 		ss.metric = startMetric(m, iv)
 		acc.Resets++
 	}
+	return true
 }
 
 // skip counts a point not added, and reason if it is the first.

@@ -1,31 +1,41 @@
 package otlp
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 )
 
-// A family's delta state, as the store keeps it beside the family
-// (store.Push.States): every accumulated series of the family with its
-// summed value and the windows summed into it. The family served is built
-// from it, so the state alone is the truth and the served family its view.
+// A family's state, as the store keeps it beside every family the OTLP
+// path stores (store.Push.States): the newest point timestamp of the
+// family, and for a family of summed deltas every accumulated series with
+// its summed value and the windows summed into it. The family served is
+// built from it, so the state alone is the truth and the served family its
+// view. A family stored as sent (cumulative points, gauges, summaries) has
+// a state of no series: its time alone.
 //
-// Encoding: the version byte (1), the family's type as a uvarint, the
-// series count, then per series the protobuf bytes of its dto.Metric
-// (labels and summed value, created timestamp included) as a uvarint
-// length and the bytes, the floor as a varint, the interval count, and each
-// interval's start and end as varints (Unix nanoseconds).
-const stateVersion = 1
+// Encoding: the version byte (2), the family's type as a uvarint, the
+// newest point time as a varint (Unix nanoseconds, 0: none), the series
+// count, then per series the protobuf bytes of its dto.Metric (labels and
+// summed value, created timestamp included) as a uvarint length and the
+// bytes, the floor as a varint, the interval count, and each interval's
+// start and end as varints (Unix nanoseconds) and its source as 8 bytes,
+// little-endian. The newest time comes first so that FamilyTime reads it
+// without decoding the series.
+const stateVersion = 2
 
-// familyState is a decoded delta state.
+// familyState is a decoded state.
 type familyState struct {
-	typ    dto.MetricType
+	typ dto.MetricType
+	// newest is the newest point time, Unix nanoseconds (0: none).
+	newest int64
 	series map[string]*seriesState
 }
 
@@ -44,8 +54,11 @@ func decodeState(b []byte, typ dto.MetricType) (*familyState, error) {
 	if b == nil {
 		return fs, nil
 	}
-	if len(b) < 1 || b[0] != stateVersion {
+	if len(b) < 1 {
 		return nil, errState
+	}
+	if b[0] != stateVersion {
+		return nil, fmt.Errorf("%w: version %d, this gateway reads version %d", errState, b[0], stateVersion)
 	}
 	b = b[1:]
 	uv := func() uint64 {
@@ -67,7 +80,11 @@ func decodeState(b []byte, typ dto.MetricType) (*familyState, error) {
 		return v
 	}
 	fs.typ = dto.MetricType(uv())
+	fs.newest = sv()
 	n := uv()
+	if b == nil {
+		return nil, errState
+	}
 	for i := uint64(0); i < n; i++ {
 		l := uv()
 		if b == nil || uint64(len(b)) < l {
@@ -86,7 +103,13 @@ func decodeState(b []byte, typ dto.MetricType) (*familyState, error) {
 		}
 		ss.windows.list = make([]interval, 0, k)
 		for j := uint64(0); j < k; j++ {
-			ss.windows.list = append(ss.windows.list, interval{start: sv(), end: sv()})
+			iv := interval{start: sv(), end: sv()}
+			if len(b) < 8 {
+				return nil, errState
+			}
+			iv.source = binary.LittleEndian.Uint64(b)
+			b = b[8:]
+			ss.windows.list = append(ss.windows.list, iv)
 		}
 		if b == nil {
 			return nil, errState
@@ -98,8 +121,7 @@ func decodeState(b []byte, typ dto.MetricType) (*familyState, error) {
 
 // encode returns the state's bytes, its series in key order.
 func (fs *familyState) encode() ([]byte, error) {
-	b := []byte{stateVersion}
-	b = binary.AppendUvarint(b, uint64(fs.typ))
+	b := appendStateHeader(nil, fs.typ, fs.newest)
 	b = binary.AppendUvarint(b, uint64(len(fs.series)))
 	for _, k := range fs.keys() {
 		ss := fs.series[k]
@@ -114,6 +136,7 @@ func (fs *familyState) encode() ([]byte, error) {
 		for _, iv := range ss.windows.list {
 			b = binary.AppendVarint(b, iv.start)
 			b = binary.AppendVarint(b, iv.end)
+			b = binary.LittleEndian.AppendUint64(b, iv.source)
 		}
 	}
 	return b, nil
@@ -140,4 +163,59 @@ func seriesKey(m *dto.Metric) string {
 	}
 	slices.Sort(pairs)
 	return strings.Join(pairs, "\xfe")
+}
+
+// appendStateHeader appends the version, type and newest time of a state.
+func appendStateHeader(b []byte, typ dto.MetricType, newest int64) []byte {
+	b = append(b, stateVersion)
+	b = binary.AppendUvarint(b, uint64(typ))
+	return binary.AppendVarint(b, newest)
+}
+
+// FamilyTime returns the newest point time a family's state holds, and
+// false when it holds none: no state (a family a plain push stored), a
+// state of points without timestamps, or one this gateway cannot read.
+// It reads the state's header only.
+func FamilyTime(state []byte) (time.Time, bool) {
+	if len(state) < 1 || state[0] != stateVersion {
+		return time.Time{}, false
+	}
+	b := state[1:]
+	if _, n := binary.Uvarint(b); n > 0 {
+		b = b[n:]
+	} else {
+		return time.Time{}, false
+	}
+	newest, n := binary.Varint(b)
+	if n <= 0 || newest == 0 {
+		return time.Time{}, false
+	}
+	return nanosTime(newest), true
+}
+
+// FamilyState returns the state of a family stored as the request sent it
+// (cumulative points, gauges, summaries, target_info): no series, and the
+// newest point time of the request, or of stored (the family's state
+// before, nil for none) when that is newer, so that a family's time never
+// goes back. When stored is already that state, FamilyState returns it:
+// an unchanged state is not built again.
+func FamilyState(stored []byte, typ dto.MetricType, newest time.Time) []byte {
+	n := unixNanos(newest)
+	if t, ok := FamilyTime(stored); ok {
+		n = max(n, t.UnixNano())
+	}
+	var buf [1 + 2*binary.MaxVarintLen64 + 1]byte
+	b := binary.AppendUvarint(appendStateHeader(buf[:0], typ, n), 0)
+	if bytes.Equal(b, stored) {
+		return stored
+	}
+	return bytes.Clone(b)
+}
+
+// unixNanos returns t in Unix nanoseconds, 0 for the zero time.
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }

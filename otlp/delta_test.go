@@ -1,7 +1,9 @@
 package otlp
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,25 +28,35 @@ func counterDelta(label string, v float64, start, end int64) DeltaFamily {
 }
 
 // sums applies requests in order, each against the states the previous
-// ones left, and returns the last accumulation and the total skipped.
+// ones left, as a store would keep them, and returns what is stored after
+// the last (every family and state, unchanged ones included, the first
+// reason and all resets) and the total skipped.
 func sums(t *testing.T, requests ...[]DeltaFamily) (Accumulation, int) {
 	t.Helper()
-	states := map[string][]byte{}
-	var (
-		acc     Accumulation
-		skipped int
-	)
+	stored := Accumulation{States: map[string][]byte{}}
+	fams := map[string]*dto.MetricFamily{}
+	skipped := 0
 	for _, req := range requests {
-		var err error
-		if acc, err = AddDeltas(states, req); err != nil {
+		acc, err := AddDeltas(stored.States, req)
+		if err != nil {
 			t.Fatal(err)
 		}
 		skipped += acc.Skipped
+		stored.Resets += acc.Resets
+		if stored.Reason == "" {
+			stored.Reason = acc.Reason
+		}
 		for name, st := range acc.States {
-			states[name] = st
+			stored.States[name] = st
+		}
+		for _, mf := range acc.Families {
+			fams[mf.GetName()] = mf
 		}
 	}
-	return acc, skipped
+	for _, name := range slices.Sorted(maps.Keys(fams)) {
+		stored.Families = append(stored.Families, fams[name])
+	}
+	return stored, skipped
 }
 
 // counterValue returns the value of the series kind=label of the family.

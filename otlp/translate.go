@@ -133,6 +133,8 @@ type translation struct {
 	// native histogram's bucket deltas.
 	exemplars []exemplarRef
 	deltas    []int64
+	// source is the Window.Source of the resource being translated.
+	source uint64
 }
 
 // group returns the builder of the group r belongs to.
@@ -176,6 +178,7 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 		return nil
 	}
 	g := tr.group(r)
+	tr.source = resourceSource(res)
 	sms := rm.ScopeMetrics()
 	hasPoints := false
 	for i := 0; i < sms.Len(); i++ {

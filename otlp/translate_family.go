@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	dto "github.com/prometheus/client_model/go"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/pushgate/pushgate/seriesid"
 )
@@ -40,6 +41,8 @@ type familyBuilder struct {
 	// each stay, with their windows.
 	delta   bool
 	windows []Window
+	// newest is the newest timestamp of the family's points.
+	newest pcommon.Timestamp
 	// used is set by the first point stored or removed: a family all of
 	// whose points were refused is left out, since an empty family
 	// removes the stored one.
@@ -99,6 +102,12 @@ func (g *groupBuilder) refuse(n int, reason string) {
 // finish returns the group.
 func (g *groupBuilder) finish() Group {
 	out := Group{Rejected: g.rejected, Reason: g.reason, Families: make([]*dto.MetricFamily, 0, len(g.fams))}
+	// target_info has no point of its own: it is as new as the group's
+	// newest point.
+	var newest pcommon.Timestamp
+	for _, f := range g.fams {
+		newest = max(newest, f.newest)
+	}
 	if g.key != nil {
 		out.Labels = make(map[string]string, len(g.key))
 		for _, l := range g.key {
@@ -123,6 +132,11 @@ func (g *groupBuilder) finish() Group {
 			out.Deltas = append(out.Deltas, DeltaFamily{Family: f.mf, Windows: f.windows})
 		} else {
 			out.Families = append(out.Families, f.mf)
+			t := f.newest
+			if f.header.name == targetInfoName {
+				t = newest
+			}
+			out.Times = append(out.Times, timeOf(t))
 		}
 	}
 	return out

@@ -25,11 +25,13 @@ func (p *pointContext) refuse(err error) {
 }
 
 // checkTime refuses a point timestamp more than 10 minutes ahead of the
-// gateway's clock, as Prometheus' receiver refuses such a sample.
+// gateway's clock, as Prometheus' receiver refuses such a sample, and
+// otherwise notes it in the family's newest point time (Group.Times).
 func (p *pointContext) checkTime(ts pcommon.Timestamp) error {
 	if ts > p.tr.maxTime {
 		return fmt.Errorf("a point's timestamp %s is more than %s ahead of the gateway's clock", ts.AsTime().UTC().Format(time.RFC3339Nano), maxAheadTime)
 	}
+	p.f.newest = max(p.f.newest, ts)
 	return nil
 }
 
@@ -69,7 +71,7 @@ func (p *pointContext) window(start, end pcommon.Timestamp) *Window {
 	if !p.f.delta {
 		return nil
 	}
-	return &Window{Start: timeOf(start), End: timeOf(end)}
+	return &Window{Start: timeOf(start), End: timeOf(end), Source: p.tr.source}
 }
 
 // timeOf converts a point time, 0 meaning unset (the zero time.Time).
