@@ -1,6 +1,7 @@
 package web
 
 import (
+	"hash/fnv"
 	"strings"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // the URL's labels or job=service.name; each gauge or sum point becomes a
 // series named after the metric with dots as underscores (a monotonic
 // cumulative sum a counter, a delta sum a delta counter), labelled by its
-// attributes.
+// attributes. A family's time is its newest point's, a delta point's
+// source the FNV-1a hash of its resource's service.instance.id.
 func fakeTranslate(md pmetric.Metrics, urlLabels map[string]string, _ time.Time) ([]otlp.Group, error) {
 	return fakeTranslateWith(otlp.Settings{}, md, urlLabels)
 }
@@ -32,8 +34,14 @@ func fakeTranslateWith(s otlp.Settings, md pmetric.Metrics, urlLabels map[string
 			job, _ := rm.Resource().Attributes().Get("service.name")
 			g.Labels = map[string]string{"job": job.AsString()}
 		}
-		fams := map[string]*dto.MetricFamily{}
+		fams := map[string]int{}
 		deltas := map[string]*otlp.DeltaFamily{}
+		var source uint64
+		if id, ok := rm.Resource().Attributes().Get("service.instance.id"); ok {
+			h := fnv.New64a()
+			h.Write([]byte(id.AsString()))
+			source = h.Sum64()
+		}
 		for j := 0; j < rm.ScopeMetrics().Len(); j++ {
 			ms := rm.ScopeMetrics().At(j).Metrics()
 			for k := 0; k < ms.Len(); k++ {
@@ -85,16 +93,20 @@ func fakeTranslateWith(s otlp.Settings, md pmetric.Metrics, urlLabels map[string
 							deltas[name] = d
 						}
 						d.Family.Metric = append(d.Family.Metric, dm)
-						d.Windows = append(d.Windows, otlp.Window{Start: pt.StartTimestamp().AsTime(), End: pt.Timestamp().AsTime()})
+						d.Windows = append(d.Windows, otlp.Window{Start: pt.StartTimestamp().AsTime(), End: pt.Timestamp().AsTime(), Source: source})
 						continue
 					}
-					mf := fams[name]
-					if mf == nil {
-						mf = &dto.MetricFamily{Name: proto.String(name), Type: typ.Enum()}
-						fams[name] = mf
-						g.Families = append(g.Families, mf)
+					fi, ok := fams[name]
+					if !ok {
+						fi = len(g.Families)
+						fams[name] = fi
+						g.Families = append(g.Families, &dto.MetricFamily{Name: proto.String(name), Type: typ.Enum()})
+						g.Times = append(g.Times, time.Time{})
 					}
-					mf.Metric = append(mf.Metric, dm)
+					g.Families[fi].Metric = append(g.Families[fi].Metric, dm)
+					if ts := pt.Timestamp(); ts != 0 && ts.AsTime().After(g.Times[fi]) {
+						g.Times[fi] = ts.AsTime()
+					}
 				}
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/pushgate/pushgate/journal/filejournal"
 	"github.com/pushgate/pushgate/otlp"
@@ -48,5 +50,46 @@ func TestOTLPDeltaStateSurvivesARestartFromTheJournal(t *testing.T) {
 	exportResponse(t, postOTLP(t, h, "/otlp/v1/metrics", otlpDeltaRequest("batch", 4, 200, 210), otlp.Protobuf), otlp.Protobuf)
 	if body := scrapeText(t, h); !strings.Contains(body, `jobs_done_total{instance="",job="batch"} 9`) {
 		t.Errorf("scrape lacks the sum across the restart, 9:\n%s", body)
+	}
+}
+
+// processExport is otlpDeltaRequest from process id, with a gauge
+// "temp.celsius" of v at end too.
+func processExport(id string, v float64, start, end int64) pmetric.Metrics {
+	md := otlpDeltaRequest("batch", v, start, end)
+	rm := md.ResourceMetrics().At(0)
+	rm.Resource().Attributes().PutStr("service.instance.id", id)
+	g := rm.ScopeMetrics().At(0).Metrics().AppendEmpty()
+	g.SetName("temp.celsius")
+	p := g.SetEmptyGauge().DataPoints().AppendEmpty()
+	p.SetDoubleValue(v)
+	p.SetTimestamp(pcommon.Timestamp(end * 1e9))
+	return md
+}
+
+func TestOTLPSourcesAndFamilyTimesSurviveARestartFromTheJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	h, j := journaledOTLPHandler(t, path)
+	// Two processes at once, overlapping windows: both summed.
+	exportResponse(t, postOTLP(t, h, "/otlp/v1/metrics", processExport("a", 2, 0, 10), otlp.Protobuf), otlp.Protobuf)
+	exportResponse(t, postOTLP(t, h, "/otlp/v1/metrics", processExport("b", 3, 5, 15), otlp.Protobuf), otlp.Protobuf)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, j = journaledOTLPHandler(t, path)
+	t.Cleanup(func() { _ = j.Close() })
+	// Process a's export replayed: its delta a retry, its gauge older
+	// than b's.
+	ps := exportResponse(t, postOTLP(t, h, "/otlp/v1/metrics", processExport("a", 2, 0, 10), otlp.Protobuf), otlp.Protobuf).PartialSuccess()
+	if ps.RejectedDataPoints() != 2 {
+		t.Errorf("a replay after the restart: %d points rejected, want 2 (%s)", ps.RejectedDataPoints(), ps.ErrorMessage())
+	}
+	// A third process overlapping both: summed.
+	exportResponse(t, postOTLP(t, h, "/otlp/v1/metrics", processExport("c", 4, 0, 20), otlp.Protobuf), otlp.Protobuf)
+	body := scrapeText(t, h)
+	for _, want := range []string{`jobs_done_total{instance="",job="batch"} 9`, `temp_celsius{instance="",job="batch"} 4`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %s:\n%s", want, body)
+		}
 	}
 }

@@ -12,7 +12,7 @@ const (
 	otlpRequestsHelp       = "OTLP/HTTP metrics requests, by outcome: success (every point stored), partial (stored, some points refused in partial_success), refused (4xx) and failed (5xx)."
 	otlpPointsHelp         = "OTLP data points received, by result: accepted (stored) or rejected (reported in partial_success, or in a request refused with a 4xx after it was decoded)."
 	otlpDeltaResetsHelp    = "Delta series restarted from a new point that could not be added to the sum (explicit histogram bounds or an exponential histogram's zero bucket changed)."
-	otlpDeltaConflictsHelp = "Pushes of summed deltas retried because another request changed the group after its state was read."
+	otlpDeltaConflictsHelp = "Pushes of OTLP groups retried because another request changed the group after its states (summed deltas, newest point times) were read."
 )
 
 // otlpMetrics are the OTLP ingest's own metrics.

@@ -19,11 +19,11 @@ import (
 	"github.com/pushgate/pushgate/store"
 )
 
-// maxDeltaAttempts bounds the pushes of one group's accumulated deltas
-// that find the group changed since its state was read (another request
-// wrote it meanwhile). Each attempt reads the state again; running out is
+// maxStateAttempts bounds the pushes of one group that find the group
+// changed since its states were read (another request wrote it
+// meanwhile). Each attempt reads the states again; running out is
 // answered 503, which OTLP clients retry.
-const maxDeltaAttempts = 8
+const maxStateAttempts = 8
 
 // otlpStore pushes the groups in order, each as a POST push of the
 // families it carries. A group the store's checks refuse has its points
@@ -58,7 +58,7 @@ func (h *Handler) otlpStore(ctx context.Context, groups []otlp.Group, at time.Ti
 			continue
 		}
 		reason, code := storeErrorStatus(err)
-		if errors.Is(err, errDeltaConflict) {
+		if errors.Is(err, errStateConflict) {
 			reason, code = "conflict", http.StatusServiceUnavailable
 		}
 		if code >= http.StatusInternalServerError && code != http.StatusInsufficientStorage {
@@ -84,49 +84,81 @@ func (h *Handler) otlpStore(ctx context.Context, groups []otlp.Group, at time.Ti
 	return ans, nil
 }
 
-// errDeltaConflict is returned when a group's accumulated deltas found the
-// group changed on every attempt.
-var errDeltaConflict = errors.New("the group kept changing while its deltas were summed; retry")
+// errStateConflict is returned when a group was found changed on every
+// attempt to push it.
+var errStateConflict = errors.New("the group kept changing while its states were read; retry")
 
-// otlpPushGroup pushes one group: its cumulative families as they are, and
-// its delta families summed into the state the group holds. skipped counts
-// the delta points not added (their window was summed already), skipReason
-// says why.
+// otlpPushGroup pushes one group: its cumulative families as they are, but
+// those older than the stored ones, and its delta families summed into the
+// states the group holds. skipped counts the points not stored (deltas
+// summed already or refused, families out of order), skipReason says why
+// the first was not.
+//
+// Every family the push stores gets a state (otlp.FamilyState,
+// otlp.AddDeltas) holding its newest point time, so that an older request
+// (a replay of an earlier run's export) does not roll the family back: its
+// family is refused as out of order, as Prometheus refuses samples older
+// than the series' newest. The push expects the head whose states it
+// checked, so two requests cannot both pass the check against one state.
 func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time) (pos journal.Position, skipped int, skipReason string, err error) {
 	if err := checkGroupLabels(g.Labels, h.opts.UTF8Names); err != nil {
 		return 0, 0, "", &store.RejectError{Key: groupkey.New(g.Labels), Reason: err.Error()}
 	}
 	key := groupkey.New(g.Labels)
 	st := h.store()
-	if len(g.Deltas) == 0 || h.opts.OTLP.Settings.Delta == otlp.Reject {
-		if len(g.Deltas) > 0 {
-			skipped, skipReason = deltaPoints(g.Deltas), "delta temporality is refused (--otlp.delta=reject)"
-		}
-		pos, err = st.Push(ctx, store.Push{Key: key, Method: store.Merge, Families: g.Families, Time: at})
-		return pos, skipped, skipReason, err
+	deltas := g.Deltas
+	var refused pointTally
+	if len(deltas) > 0 && h.opts.OTLP.Settings.Delta == otlp.Reject {
+		refused.add(deltaPoints(deltas), "delta temporality is refused (--otlp.delta=reject)")
+		deltas = nil
 	}
-	for attempt := 0; attempt < maxDeltaAttempts; attempt++ {
+	for attempt := 0; attempt < maxStateAttempts; attempt++ {
 		states, head := st.HeadStates(key)
-		acc, aerr := otlp.AddDeltas(states, g.Deltas)
-		if aerr != nil {
-			return 0, 0, "", &store.RejectError{Key: key, Reason: aerr.Error()}
+		skip := refused
+		var acc otlp.Accumulation
+		if len(deltas) > 0 {
+			var aerr error
+			if acc, aerr = otlp.AddDeltas(states, deltas); aerr != nil {
+				return 0, 0, "", &store.RejectError{Key: key, Reason: aerr.Error()}
+			}
 		}
 		// A new slice: appending to the translation's could write into
 		// memory past its length that is not this group's.
 		fams := make([]*dto.MetricFamily, 0, len(g.Families)+len(acc.Families))
-		if attempt == 0 {
-			fams = append(fams, g.Families...)
-		} else {
-			// The store sanitized them in place on the first attempt
-			// (grouping labels added); each retry gets its own copy
-			// rather than rely on that being idempotent. Retries are
-			// rare: pushgate_otlp_delta_conflicts_total counts them.
-			fams = append(fams, cloneFamilies(g.Families)...)
+		pushStates := acc.States
+		if pushStates == nil {
+			pushStates = make(map[string][]byte, len(g.Families))
+		}
+		for i, mf := range g.Families {
+			name := mf.GetName()
+			t := familyTime(g, i)
+			stored := states[name]
+			if storedT, ok := otlp.FamilyTime(stored); ok && !t.IsZero() && t.Before(storedT) {
+				skip.add(familyPoints(mf), fmt.Sprintf("family %s is older than the stored value (out of order): its newest point is at %s, the stored family's at %s; not stored",
+					name, t.UTC().Format(time.RFC3339Nano), storedT.UTC().Format(time.RFC3339Nano)))
+				continue
+			}
+			if attempt > 0 {
+				// The store sanitized the families in place on the
+				// first attempt (grouping labels added); each retry
+				// gets its own copy rather than rely on that being
+				// idempotent. Retries are rare:
+				// pushgate_otlp_delta_conflicts_total counts them.
+				mf = proto.Clone(mf).(*dto.MetricFamily)
+			}
+			fams = append(fams, mf)
+			pushStates[name] = otlp.FamilyState(stored, mf.GetType(), t)
 		}
 		fams = append(fams, acc.Families...)
+		skip.add(acc.Skipped, acc.Reason)
+		if len(fams) == 0 {
+			// Nothing is newer than what the group holds: nothing
+			// to store, and nothing changed.
+			return 0, skip.n, skip.reason, nil
+		}
 		pos, err = st.Push(ctx, store.Push{
 			Key: key, Method: store.Merge, Families: fams, Time: at,
-			States: acc.States, Expect: &head,
+			States: pushStates, Expect: &head,
 		})
 		if errors.Is(err, store.ErrHeadChanged) {
 			h.metrics.otlp.deltaConflicts.Inc()
@@ -135,18 +167,42 @@ func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time
 		if err == nil {
 			h.metrics.otlp.deltaResets.Add(float64(acc.Resets))
 		}
-		return pos, acc.Skipped, acc.Reason, err
+		return pos, skip.n, skip.reason, err
 	}
-	return 0, 0, "", errDeltaConflict
+	return 0, 0, "", errStateConflict
 }
 
-// cloneFamilies returns deep copies of fams.
-func cloneFamilies(fams []*dto.MetricFamily) []*dto.MetricFamily {
-	out := make([]*dto.MetricFamily, len(fams))
-	for i, mf := range fams {
-		out[i] = proto.Clone(mf).(*dto.MetricFamily)
+// pointTally counts points not stored and keeps the first reason.
+type pointTally struct {
+	n      int
+	reason string
+}
+
+func (pt *pointTally) add(n int, reason string) {
+	if n == 0 {
+		return
 	}
-	return out
+	pt.n += n
+	if pt.reason == "" {
+		pt.reason = reason
+	}
+}
+
+// familyTime returns the newest point time of g.Families[i], zero for none.
+func familyTime(g *otlp.Group, i int) time.Time {
+	if i < len(g.Times) {
+		return g.Times[i]
+	}
+	return time.Time{}
+}
+
+// familyPoints counts the points of a family stored as sent: its series,
+// none for target_info (the resource, not a point).
+func familyPoints(mf *dto.MetricFamily) int {
+	if mf.GetName() == "target_info" {
+		return 0
+	}
+	return len(mf.Metric)
 }
 
 // groupPoints counts the points a group carries: one per series of its
@@ -155,9 +211,7 @@ func cloneFamilies(fams []*dto.MetricFamily) []*dto.MetricFamily {
 func groupPoints(g *otlp.Group) int {
 	n := deltaPoints(g.Deltas)
 	for _, mf := range g.Families {
-		if mf.GetName() != "target_info" {
-			n += len(mf.Metric)
-		}
+		n += familyPoints(mf)
 	}
 	return n
 }
