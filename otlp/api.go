@@ -70,7 +70,7 @@ type Group struct {
 	// Families[i] (target_info's: the newest of the group); a missing or
 	// zero entry is no time. The store keeps them in the families' states
 	// so that an older request does not roll a family back (see
-	// FamilyState).
+	// AppendFamilyState).
 	Times []time.Time
 	// Deltas are the delta points (monotonic sums and histograms), by
 	// family, for Accumulate.

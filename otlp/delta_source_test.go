@@ -150,22 +150,23 @@ func TestARetryLeavesTheFamilyOutSoItsStateIsNotRebuilt(t *testing.T) {
 	}
 }
 
-func TestFamilyStateKeepsTheNewestTimeAndReusesAnUnchangedState(t *testing.T) {
-	st := FamilyState(nil, dto.MetricType_GAUGE, at(20))
+func TestAFamilyStateKeepsTheNewestTime(t *testing.T) {
+	st := AppendFamilyState(nil, nil, dto.MetricType_GAUGE, at(20))
 	if tm, ok := FamilyTime(st); !ok || !tm.Equal(at(20)) {
 		t.Fatalf("FamilyTime %v %v, want %v", tm, ok, at(20))
 	}
-	if same := FamilyState(st, dto.MetricType_GAUGE, at(20)); &same[0] != &st[0] {
-		t.Error("an unchanged state was built again")
-	}
-	if tm, _ := FamilyTime(FamilyState(st, dto.MetricType_GAUGE, at(10))); !tm.Equal(at(20)) {
+	if tm, _ := FamilyTime(AppendFamilyState(nil, st, dto.MetricType_GAUGE, at(10))); !tm.Equal(at(20)) {
 		t.Errorf("time %v after an older point, want it kept at %v", tm, at(20))
 	}
-	if _, ok := FamilyTime(FamilyState(nil, dto.MetricType_GAUGE, time.Time{})); ok {
+	if _, ok := FamilyTime(AppendFamilyState(nil, nil, dto.MetricType_GAUGE, time.Time{})); ok {
 		t.Error("a family of points without timestamps has a time")
 	}
 	if _, ok := FamilyTime(nil); ok {
 		t.Error("no state has a time")
+	}
+	two := AppendFamilyState(AppendFamilyState(nil, nil, dto.MetricType_GAUGE, at(1)), nil, dto.MetricType_COUNTER, at(2))
+	if tm, _ := FamilyTime(two[len(st):]); len(two) != 2*len(st) || !tm.Equal(at(2)) {
+		t.Errorf("the second of two appended states: %v in %d bytes", tm, len(two))
 	}
 }
 

@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -193,23 +192,19 @@ func FamilyTime(state []byte) (time.Time, bool) {
 	return nanosTime(newest), true
 }
 
-// FamilyState returns the state of a family stored as the request sent it
-// (cumulative points, gauges, summaries, target_info): no series, and the
-// newest point time of the request, or of stored (the family's state
-// before, nil for none) when that is newer, so that a family's time never
-// goes back. When stored is already that state, FamilyState returns it:
-// an unchanged state is not built again.
-func FamilyState(stored []byte, typ dto.MetricType, newest time.Time) []byte {
+// AppendFamilyState appends to b the state of a family stored as the
+// request sent it (cumulative points, gauges, summaries, target_info): no
+// series, and the newest point time of the request, or of stored (the
+// family's state before, nil for none) when that is newer, so that a
+// family's time never goes back. Appending lets a caller build the states
+// of a request's families in one buffer (the store copies each state it
+// keeps).
+func AppendFamilyState(b, stored []byte, typ dto.MetricType, newest time.Time) []byte {
 	n := unixNanos(newest)
 	if t, ok := FamilyTime(stored); ok {
 		n = max(n, t.UnixNano())
 	}
-	var buf [1 + 2*binary.MaxVarintLen64 + 1]byte
-	b := binary.AppendUvarint(appendStateHeader(buf[:0], typ, n), 0)
-	if bytes.Equal(b, stored) {
-		return stored
-	}
-	return bytes.Clone(b)
+	return binary.AppendUvarint(appendStateHeader(b, typ, n), 0)
 }
 
 // unixNanos returns t in Unix nanoseconds, 0 for the zero time.

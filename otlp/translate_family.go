@@ -3,6 +3,7 @@ package otlp
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -101,7 +102,7 @@ func (g *groupBuilder) refuse(n int, reason string) {
 
 // finish returns the group.
 func (g *groupBuilder) finish() Group {
-	out := Group{Rejected: g.rejected, Reason: g.reason, Families: make([]*dto.MetricFamily, 0, len(g.fams))}
+	out := Group{Rejected: g.rejected, Reason: g.reason, Families: make([]*dto.MetricFamily, 0, len(g.fams)), Times: make([]time.Time, 0, len(g.fams))}
 	// target_info has no point of its own: it is as new as the group's
 	// newest point.
 	var newest pcommon.Timestamp

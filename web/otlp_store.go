@@ -94,7 +94,7 @@ var errStateConflict = errors.New("the group kept changing while its states were
 // summed already or refused, families out of order), skipReason says why
 // the first was not.
 //
-// Every family the push stores gets a state (otlp.FamilyState,
+// Every family the push stores gets a state (otlp.AppendFamilyState,
 // otlp.AddDeltas) holding its newest point time, so that an older request
 // (a replay of an earlier run's export) does not roll the family back: its
 // family is refused as out of order, as Prometheus refuses samples older
@@ -129,6 +129,8 @@ func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time
 		if pushStates == nil {
 			pushStates = make(map[string][]byte, len(g.Families))
 		}
+		// The families' states share one buffer: the store copies each.
+		buf := make([]byte, 0, 16*len(g.Families))
 		for i, mf := range g.Families {
 			name := mf.GetName()
 			t := familyTime(g, i)
@@ -147,7 +149,11 @@ func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time
 				mf = proto.Clone(mf).(*dto.MetricFamily)
 			}
 			fams = append(fams, mf)
-			pushStates[name] = otlp.FamilyState(stored, mf.GetType(), t)
+			start := len(buf)
+			buf = otlp.AppendFamilyState(buf, stored, mf.GetType(), t)
+			// Capped, so that a later append cannot write over it; one
+			// that grows buf leaves the earlier states in the old array.
+			pushStates[name] = buf[start:len(buf):len(buf)]
 		}
 		fams = append(fams, acc.Families...)
 		skip.add(acc.Skipped, acc.Reason)
