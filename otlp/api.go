@@ -76,7 +76,8 @@ type Group struct {
 	// family, for Accumulate.
 	Deltas []DeltaFamily
 	// Rejected counts the points refused while the rest of the group was
-	// translated, and Reason names the first refusal.
+	// translated (a refused target_info series counts as one), and Reason
+	// names the first refusal.
 	Rejected int
 	Reason   string
 }

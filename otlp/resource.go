@@ -151,7 +151,9 @@ func sortedURLLabels(urlLabels map[string]string) ([]label, error) {
 // attributes are not left out), and without scope labels; it is written
 // only when some attribute besides the identifying ones is there, and when
 // the series has job or instance (Prometheus' "identifying label"). The
-// labels returned are scratch space, valid until the next series is built.
+// labels returned are scratch space, valid until the next series is built;
+// an error says why the series cannot be written (the caller names
+// target_info).
 func (t *Translator) targetInfo(tr *translation, res pcommon.Resource, r *resourceState) (labelList, bool, error) {
 	attrs := res.Attributes()
 	n := attrs.Len()
@@ -172,7 +174,7 @@ func (t *Translator) targetInfo(tr *translation, res pcommon.Resource, r *resour
 	ls, tr.sorted, err = t.attrLabels(ls, tr.sorted, attrs, ignore)
 	if err != nil {
 		tr.labels = ls[:0]
-		return nil, false, fmt.Errorf("target_info: %w", err)
+		return nil, false, err
 	}
 	if r.job == "" && !r.hasInstance && ls.get("job") == "" && ls.get("instance") == "" {
 		tr.labels = ls[:0]
@@ -182,7 +184,7 @@ func (t *Translator) targetInfo(tr *translation, res pcommon.Resource, r *resour
 	ls, err = r.finish(ls, "")
 	tr.labels = full[:0]
 	if err != nil {
-		return nil, false, fmt.Errorf("target_info: %w", err)
+		return nil, false, err
 	}
 	return ls, true, nil
 }

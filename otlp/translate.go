@@ -210,7 +210,7 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 	// point, refused ones included.
 	ls, ok, err := tr.t.targetInfo(tr, res, r)
 	if err != nil {
-		g.refuse(0, err.Error())
+		refuseTargetInfo(g, err)
 		return nil
 	}
 	if !ok {
@@ -218,11 +218,11 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 	}
 	h := familyHeader{name: targetInfoName, help: targetInfoHelp, typ: dto.MetricType_GAUGE, claims: tr.t.targetInfoClaims}
 	if err := tr.checkLabelNames(ls); err != nil {
-		g.refuse(0, "target_info left out: "+err.Error())
+		refuseTargetInfo(g, err)
 		return nil
 	}
 	if f, err := tr.family(g, h, false, 1); err != nil {
-		g.refuse(0, "target_info left out: "+err.Error())
+		refuseTargetInfo(g, err)
 	} else {
 		m := tr.arena.metrics.new()
 		m.Gauge = tr.arena.gauges.new()
@@ -230,6 +230,15 @@ func (tr *translation) resource(rm pmetric.ResourceMetrics, urlKey []label) erro
 		tr.add(g, f, ls, m, nil)
 	}
 	return nil
+}
+
+// refuseTargetInfo refuses a resource's target_info series for err. It is
+// counted as one refused point, the sample Prometheus would have stored:
+// uncounted, the refusal showed nowhere when an earlier refusal's reason
+// was the one reported, nor to a client that reads only
+// rejected_data_points.
+func refuseTargetInfo(g *groupBuilder, err error) {
+	g.refuse(1, "target_info left out: "+err.Error())
 }
 
 // family returns g's family for h, its name claimed for the request.

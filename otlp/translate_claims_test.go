@@ -58,3 +58,40 @@ func TestAnExemplarKeepsOneOfTwoNamesWrittenAlike(t *testing.T) {
 		t.Errorf("exemplar labels %v", ls)
 	}
 }
+
+func TestATargetInfoRefusedForTwoAttributeNamesWrittenAlikeIsCountedAsOnePoint(t *testing.T) {
+	for _, strategy := range []string{"NoUTF8EscapingWithSuffixes", "NoTranslation"} {
+		t.Run(strategy, func(t *testing.T) {
+			md, ms := request("service.name", "svc", "host.name", "a", "host_name", "b")
+			addGauge(ms, "g", "", 1)
+			g := translateOne(t, md, func(s *Settings) { s.TranslationStrategy, s.UTF8Names = strategy, true })
+			if g.Rejected != 1 {
+				t.Errorf("rejected %d, want 1 (target_info)", g.Rejected)
+			}
+			for _, want := range []string{"target_info", `"host.name"`, `"host_name"`} {
+				if !strings.Contains(g.Reason, want) {
+					t.Errorf("reason %q does not name %s", g.Reason, want)
+				}
+			}
+			if names := familyNames(g); names != "g" {
+				t.Errorf("families %s, want g alone", names)
+			}
+		})
+	}
+}
+
+func TestATargetInfoRefusedAfterAPointIsCountedThoughTheFirstReasonIsThePoints(t *testing.T) {
+	// Promoted, host.name and host_name refuse the point first; target_info
+	// is refused for the same names and must not vanish behind its reason.
+	md, ms := request("service.name", "svc", "host.name", "a", "host_name", "b")
+	addGauge(ms, "g", "", 1)
+	g := translateOne(t, md, func(s *Settings) {
+		s.TranslationStrategy, s.UTF8Names, s.PromoteAllResourceAttributes = "NoTranslation", true, true
+	})
+	if g.Rejected != 2 || !strings.HasPrefix(g.Reason, `metric "g"`) {
+		t.Errorf("rejected %d, reason %q; want 2, the point's reason first", g.Rejected, g.Reason)
+	}
+	if len(g.Families) != 0 {
+		t.Errorf("families %s, want none", familyNames(g))
+	}
+}
