@@ -352,6 +352,15 @@ func (m *otlpModel) apply(cum, delta []otlpSample) {
 			// The point's series ends here, also when an earlier point
 			// of this request set it (the last point of a series wins).
 			delete(m.family(job, s.family, false), id)
+			if s.typ == model.MetricTypeHistogram && s.h == nil && s.ls.Get(model.MetricNameLabel) == s.family+"_count" {
+				// A NoRecordedValue histogram point without a sum gets
+				// no stale _sum from Prometheus' receiver, so an
+				// earlier point's _sum of the same labels lives on
+				// there; the gateway removes the point's whole
+				// histogram (documented), its _sum too.
+				sumLabels := labels.NewBuilder(s.ls).Set(model.MetricNameLabel, s.family+"_sum").Labels()
+				delete(m.family(job, s.family, false), m.identity(sumLabels))
+			}
 			continue
 		}
 		fam := m.family(job, s.family, false)
