@@ -1,5 +1,6 @@
 // Package groupkey holds the identity of a metric group: its grouping labels,
-// their canonical ID (written by New, read back by ParseID), the label set
+// their canonical ID (written by New, read back by ParseID), its grouping
+// path in a push URL (read by ParsePath, written by Key.Path), the label set
 // rendering used in logs and error messages, and the labels the key gives
 // the series pushed under it (Labeler).
 package groupkey

@@ -31,7 +31,7 @@ mintime=${FUZZMINTIME:-5s}
 
 # package target, one per line.
 targets=(
-  "./web/ FuzzParseGroupingPath"
+  "./groupkey/ FuzzParsePath"
   "./exposition/ FuzzDecodeText"
   "./exposition/ FuzzTextParserMatchesExpfmt"
   "./exposition/ FuzzDecodeProtobuf"

@@ -75,9 +75,9 @@ func (h *Handler) permit(w http.ResponseWriter, r *http.Request, rt *route, path
 	case pushers:
 		// Parsing the path twice (here and in the push handler) costs
 		// ~1 µs; it keeps the push handler unaware of permissions.
-		labels, perr := ParseGroupingPath(path, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
-		if perr == nil && !c.MayPush(labels) {
-			err = fmt.Errorf("credential %q may not write to group %s", c.Name(), groupkey.New(labels))
+		key, perr := groupkey.ParsePath(path, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names})
+		if perr == nil && !c.MayPush(key.Map()) {
+			err = fmt.Errorf("credential %q may not write to group %s", c.Name(), key)
 		}
 	case admins:
 		if !c.IsAdmin() {

@@ -21,6 +21,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/otlp"
@@ -104,7 +105,7 @@ func (h *Handler) otlpServe(r *http.Request, rest string, enc otlp.Encoding, sta
 	lim := h.store().Limits()
 	var urlLabels map[string]string
 	if rest != "" {
-		labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names, Limits: lim})
+		key, err := groupkey.ParsePath(rest, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names, Limits: lim})
 		if err != nil {
 			reason := "path"
 			var lerr *limits.Error
@@ -113,7 +114,7 @@ func (h *Handler) otlpServe(r *http.Request, rest string, enc otlp.Encoding, sta
 			}
 			return otlpAnswer{}, otlpRefuse(http.StatusBadRequest, reason, err)
 		}
-		urlLabels = labels
+		urlLabels = key.Map()
 	}
 	body, err := h.otlpBody(r)
 	if err != nil {

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/otlp"
@@ -101,7 +98,7 @@ var errStateConflict = errors.New("the group kept changing while its states were
 // than the series' newest. The push expects the head whose states it
 // checked, so two requests cannot both pass the check against one state.
 func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time) (pos journal.Position, skipped int, skipReason string, err error) {
-	if err := checkGroupLabels(g.Labels, h.opts.UTF8Names); err != nil {
+	if err := groupkey.CheckLabels(g.Labels, h.opts.UTF8Names); err != nil {
 		return 0, 0, "", &store.RejectError{Key: groupkey.New(g.Labels), Reason: err.Error()}
 	}
 	key := groupkey.New(g.Labels)
@@ -229,24 +226,6 @@ func deltaPoints(deltas []otlp.DeltaFamily) int {
 		n += len(d.Family.GetMetric())
 	}
 	return n
-}
-
-// checkGroupLabels applies the grouping path's rules to a key that a
-// resource gave (the URL's were checked when parsed): a job, label names
-// valid and not reserved, values valid UTF-8.
-func checkGroupLabels(labels map[string]string, utf8Names bool) error {
-	if labels["job"] == "" {
-		return errJobRequired
-	}
-	for name, value := range labels {
-		if !exposition.ValidLabelName(name, utf8Names) || strings.HasPrefix(name, "__") {
-			return fmt.Errorf("improper label name %q in the group key", name)
-		}
-		if !utf8.ValidString(value) {
-			return fmt.Errorf("value %q of label %q is not valid UTF-8", value, name)
-		}
-	}
-	return nil
 }
 
 // groupKeyString names a group by its labels, as errors name groups.

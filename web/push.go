@@ -23,7 +23,7 @@ import (
 func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, method store.Method) {
 	start := time.Now()
 	defer h.metrics.observePush(r, start)
-	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store().Limits()})
+	key, err := groupkey.ParsePath(rest, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store().Limits()})
 	if err != nil {
 		reason := "path"
 		var lerr *limits.Error
@@ -63,7 +63,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	// keeps and its errors are new strings, so they go back right after
 	// Push, on every path, before the next push on this goroutine.
 	pos, err := h.store().Push(r.Context(), store.Push{
-		Key:         groupkey.New(labels),
+		Key:         key,
 		Method:      method,
 		Families:    decoded.Families,
 		Time:        start,
@@ -85,12 +85,12 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 
 // delete handles DELETE on a group path: 202, also when the group is absent.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, rest string) {
-	labels, err := ParseGroupingPath(rest, GroupingPathOptions{UTF8Names: h.opts.UTF8Names})
+	key, err := groupkey.ParsePath(rest, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names})
 	if err != nil {
 		h.fail(w, "delete", "path", http.StatusBadRequest, err)
 		return
 	}
-	pos, err := h.store().Delete(r.Context(), groupkey.New(labels))
+	pos, err := h.store().Delete(r.Context(), key)
 	if err != nil {
 		h.writeStoreError(w, "delete", err)
 		return

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -33,31 +32,6 @@ func decodeGroupParam(s string) (groupkey.Key, error) {
 		return groupkey.Key{}, fmt.Errorf("invalid group key %q: %w", s, err)
 	}
 	return k, nil
-}
-
-// deletePath returns the push-API path that deletes the group, relative to
-// the prefix: metrics/job@base64/<job>{/<name>@base64/<value>}. Every value
-// is base64url with padding, and an empty value is "=", so any value works.
-func deletePath(k groupkey.Key) string {
-	enc := func(v string) string {
-		if v == "" {
-			return "="
-		}
-		return base64.URLEncoding.EncodeToString([]byte(v))
-	}
-	var b strings.Builder
-	b.WriteString("metrics/job@base64/")
-	b.WriteString(enc(k.Job()))
-	for _, l := range k.Labels() {
-		if l.Name == "job" {
-			continue
-		}
-		b.WriteString("/")
-		b.WriteString(url.PathEscape(l.Name))
-		b.WriteString("@base64/")
-		b.WriteString(enc(l.Value))
-	}
-	return b.String()
 }
 
 // familyView is one family on the group page.
@@ -116,7 +90,7 @@ func (h *Handler) uiGroup(w http.ResponseWriter, r *http.Request) {
 	page.FailureReason = g.FailureReason()
 	page.Failed = !g.LastPushSuccessful()
 	page.SeriesCount = g.SeriesCount()
-	page.DeletePath = deletePath(key)
+	page.DeletePath = "metrics/" + key.Path(h.opts.UTF8Names)
 	for _, f := range g.Families() {
 		fv := familyView{Name: f.Name(), Help: f.Help(), Type: f.Type().String(), LastPush: formatTime(g.FamilyTime(f))}
 		mf, err := f.Decode()

@@ -1,4 +1,4 @@
-package web
+package groupkey
 
 import (
 	"encoding/base64"
@@ -13,8 +13,8 @@ import (
 	"github.com/pushgate/pushgate/limits"
 )
 
-// GroupingPathOptions configures ParseGroupingPath.
-type GroupingPathOptions struct {
+// PathOptions configures ParsePath.
+type PathOptions struct {
 	// UTF8Names accepts UTF-8 label names, written in the path with the
 	// "U__" value-encoding escaping (see exposition.UnescapeLabelName).
 	UTF8Names bool
@@ -29,11 +29,11 @@ var errJobRequired = errors.New("job name is required")
 // base64Suffix marks a path label name whose value is base64url-encoded.
 const base64Suffix = "@base64"
 
-// ParseGroupingPath decodes the grouping key of a push URL from the part of
-// the path after "/metrics/": `job/<job>{/<name>/<value>}`, where "job" and
-// any label name may carry the "@base64" suffix to mark a base64url value
-// (padding optional; "=" alone is the empty value). It returns the grouping
-// labels, job included.
+// ParsePath decodes the grouping key of a push URL from the part of the
+// path after "/metrics/": `job/<job>{/<name>/<value>}`, where "job" and any
+// label name may carry the "@base64" suffix to mark a base64url value
+// (padding optional; "=" alone is the empty value). It returns the key of
+// the grouping labels, job included; Key.Path writes it back.
 //
 // escapedRest must still be percent-encoded (from r.URL.EscapedPath()):
 // the path is split on '/' first and each segment is unescaped afterwards,
@@ -44,7 +44,16 @@ const base64Suffix = "@base64"
 // after the job is ignored; a job label among the label pairs is
 // overwritten by the job segment. Unlike the reference, an empty plain value
 // and a repeated label name are errors, not silently odd keys.
-func ParseGroupingPath(escapedRest string, opts GroupingPathOptions) (map[string]string, error) {
+func ParsePath(escapedRest string, opts PathOptions) (Key, error) {
+	labels, err := parsePath(escapedRest, opts)
+	if err != nil {
+		return Key{}, err
+	}
+	return New(labels), nil
+}
+
+// parsePath is ParsePath, returning the grouping labels.
+func parsePath(escapedRest string, opts PathOptions) (map[string]string, error) {
 	jobName, rest, _ := strings.Cut(escapedRest, "/")
 	if jobName != "job" && jobName != "job"+base64Suffix {
 		return nil, errors.New("path must start with job/<job> or job@base64/<job>")
@@ -97,8 +106,27 @@ func ParseGroupingPath(escapedRest string, opts GroupingPathOptions) (map[string
 	return labels, nil
 }
 
+// CheckLabels applies the grouping path's rules to grouping labels that
+// came from elsewhere than a path (an OTLP resource): a job, label names
+// valid under the name rules and not reserved ("__" prefix), values valid
+// UTF-8.
+func CheckLabels(labels map[string]string, utf8Names bool) error {
+	if labels["job"] == "" {
+		return errJobRequired
+	}
+	for name, value := range labels {
+		if !exposition.ValidLabelName(name, utf8Names) || strings.HasPrefix(name, "__") {
+			return fmt.Errorf("improper label name %q in the group key", name)
+		}
+		if !utf8.ValidString(value) {
+			return fmt.Errorf("value %q of label %q is not valid UTF-8", value, name)
+		}
+	}
+	return nil
+}
+
 // parseLabelPair decodes one name/value pair of path segments.
-func parseLabelPair(nameRaw, valueRaw string, opts GroupingPathOptions) (name, value string, err error) {
+func parseLabelPair(nameRaw, valueRaw string, opts PathOptions) (name, value string, err error) {
 	if name, err = unescapeSegment(nameRaw); err != nil {
 		return "", "", err
 	}
@@ -172,4 +200,62 @@ func quoteIfNeeded(s string) string {
 		return q
 	}
 	return s
+}
+
+// Path returns the key's grouping path, the part of a push URL after
+// "/metrics/" that ParsePath reads back as this key:
+// job@base64/<job>{/<name>@base64/<value>}, every value in padded base64url
+// ("=" for the empty value), so that any value works. With utf8Names (the
+// gateway's --push.enable-utf8-names, under which ParsePath unescapes
+// "U__" names), a label name that is not a legacy name, or that starts with
+// "U__" itself, is written in the "U__" escaping; otherwise names are
+// written as they are.
+func (k Key) Path(utf8Names bool) string {
+	var b strings.Builder
+	b.WriteString("job@base64/")
+	b.WriteString(pathValue(k.Job()))
+	for _, l := range k.labels {
+		if l.Name == "job" {
+			continue
+		}
+		name := l.Name
+		if utf8Names && (!exposition.ValidLabelName(name, false) || strings.HasPrefix(name, "U__")) {
+			name = escapeName(name)
+		}
+		b.WriteString("/")
+		b.WriteString(url.PathEscape(name))
+		b.WriteString("@base64/")
+		b.WriteString(pathValue(l.Value))
+	}
+	return b.String()
+}
+
+// pathValue writes a grouping path value in padded base64url, "=" when
+// empty.
+func pathValue(v string) string {
+	if v == "" {
+		return "="
+	}
+	return base64.URLEncoding.EncodeToString([]byte(v))
+}
+
+// escapeName writes name in the "U__" value-encoding escaping that
+// exposition.UnescapeLabelName reads: letters and digits stay, '_' doubles,
+// any other character is _<hex code point>_.
+func escapeName(name string) string {
+	var b strings.Builder
+	b.WriteString("U__")
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '_':
+			b.WriteString("__")
+		default:
+			b.WriteString("_")
+			b.WriteString(strconv.FormatInt(int64(r), 16))
+			b.WriteString("_")
+		}
+	}
+	return b.String()
 }

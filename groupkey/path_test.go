@@ -1,4 +1,4 @@
-package web
+package groupkey
 
 import (
 	"encoding/base64"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestParseGroupingPath(t *testing.T) {
+func TestParsePath(t *testing.T) {
 	// How the client libraries write a value holding '/'.
 	goValue := "path@base64/" + base64.RawURLEncoding.EncodeToString([]byte("/var/tmp"))
 	pythonValue := "path@base64/" + base64.URLEncoding.EncodeToString([]byte("/var/tmp/x"))
@@ -69,32 +69,66 @@ func TestParseGroupingPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseGroupingPath(tt.path, GroupingPathOptions{UTF8Names: tt.utf8})
+			key, err := ParsePath(tt.path, PathOptions{UTF8Names: tt.utf8})
+			got := key.Map()
 			if tt.wantErr != "" {
 				if err == nil {
-					t.Fatalf("ParseGroupingPath(%q) = %v, want error %q", tt.path, got, tt.wantErr)
+					t.Fatalf("ParsePath(%q) = %v, want error %q", tt.path, got, tt.wantErr)
 				}
 				if !strings.HasPrefix(err.Error(), tt.wantErr) {
-					t.Errorf("ParseGroupingPath(%q) error = %q, want %q", tt.path, err, tt.wantErr)
+					t.Errorf("ParsePath(%q) error = %q, want %q", tt.path, err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseGroupingPath(%q): %v", tt.path, err)
+				t.Fatalf("ParsePath(%q): %v", tt.path, err)
 			}
 			if !maps.Equal(got, tt.want) {
-				t.Errorf("ParseGroupingPath(%q) = %v, want %v", tt.path, got, tt.want)
+				t.Errorf("ParsePath(%q) = %v, want %v", tt.path, got, tt.want)
 			}
 		})
 	}
 }
 
-func BenchmarkParseGroupingPath(b *testing.B) {
+func BenchmarkParsePath(b *testing.B) {
 	const path = "job/nightly_backup/instance/db-1.example.org%3A9100/path@base64/L3Zhci9iYWNrdXBz"
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseGroupingPath(path, GroupingPathOptions{}); err != nil {
+		if _, err := ParsePath(path, PathOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestPathIsReadBackAsTheSameKey(t *testing.T) {
+	tests := []struct {
+		name   string
+		labels map[string]string
+		utf8   bool
+		want   string
+	}{
+		{name: "a job alone", labels: map[string]string{"job": "j"}, want: "job@base64/ag=="},
+		{name: "every value in base64, the empty one as =", labels: map[string]string{"job": "a/b", "instance": "", "path": "/var/tmp"},
+			want: "job@base64/YS9i/instance@base64/=/path@base64/L3Zhci90bXA="},
+		{name: "a UTF-8 name in the U__ escaping", labels: map[string]string{"job": "j", "lab.el": "x"}, utf8: true, want: "job@base64/ag==/U__lab_2e_el@base64/eA=="},
+		{name: "a legacy name starting with U__ escaped under UTF-8 names", labels: map[string]string{"job": "j", "U__x": "v"}, utf8: true, want: "job@base64/ag==/U__U____x@base64/dg=="},
+		{name: "a legacy name starting with U__ as it is without them", labels: map[string]string{"job": "j", "U__x": "v"}, want: "job@base64/ag==/U__x@base64/dg=="},
+		{name: "a name holding a slash", labels: map[string]string{"job": "j", "a/b": "v"}, utf8: true, want: "job@base64/ag==/U__a_2f_b@base64/dg=="},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := New(tt.labels)
+			got := k.Path(tt.utf8)
+			if got != tt.want {
+				t.Errorf("Path = %q, want %q", got, tt.want)
+			}
+			back, err := ParsePath(got, PathOptions{UTF8Names: tt.utf8})
+			if err != nil {
+				t.Fatalf("ParsePath(%q): %v", got, err)
+			}
+			if back.ID() != k.ID() {
+				t.Errorf("ParsePath(%q) = %v, want %v", got, back, k)
+			}
+		})
 	}
 }
