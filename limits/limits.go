@@ -59,16 +59,13 @@ const (
 	DefaultMaxSeries           = 20_000_000
 )
 
-// Default returns the default limits.
+// Default returns the default limits (each Setting's Default).
 func Default() Limits {
-	return Limits{
-		MaxSeriesPerPush:    DefaultMaxSeriesPerPush,
-		MaxLabelsPerSeries:  DefaultMaxLabelsPerSeries,
-		MaxLabelNameLength:  DefaultMaxLabelNameLength,
-		MaxLabelValueLength: DefaultMaxLabelValueLength,
-		MaxGroups:           DefaultMaxGroups,
-		MaxSeries:           DefaultMaxSeries,
+	var l Limits
+	for _, s := range Settings() {
+		*s.Field(&l) = s.Default
 	}
+	return l
 }
 
 // Reasons an Error carries; they are the reason label of

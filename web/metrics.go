@@ -80,16 +80,8 @@ func newMetrics(reg *prometheus.Registry, opts Options) (*metrics, error) {
 		Name: "pushgate_limit",
 		Help: "Configured limits, by flag name without the dashes; 0 means no limit. Compare pushgate_groups and pushgate_series with the store.* ones.",
 	}, []string{"name"})
-	lim := opts.CurrentStore().Limits()
-	for name, v := range map[string]int64{
-		"push.max-body-bytes":         opts.MaxBodyBytes,
-		"push.max-series":             int64(lim.MaxSeriesPerPush),
-		"push.max-labels-per-series":  int64(lim.MaxLabelsPerSeries),
-		"push.max-label-name-length":  int64(lim.MaxLabelNameLength),
-		"push.max-label-value-length": int64(lim.MaxLabelValueLength),
-		"store.max-groups":            int64(lim.MaxGroups),
-		"store.max-series":            int64(lim.MaxSeries),
-	} {
+	limitGauge.WithLabelValues("push.max-body-bytes").Set(float64(opts.MaxBodyBytes))
+	for name, v := range opts.CurrentStore().Limits().Values() {
 		limitGauge.WithLabelValues(name).Set(float64(v))
 	}
 	otlpm, otlpCollectors := newOTLPMetrics()

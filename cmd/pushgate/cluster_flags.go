@@ -184,14 +184,11 @@ func clusterSettings(c *config, routePrefix string) map[string]string {
 		"push.enable-utf8-names":         strconv.FormatBool(c.utf8Names),
 		"push.disable-consistency-check": strconv.FormatBool(c.disableConsistencyCheck),
 		"push.max-body-bytes":            strconv.FormatInt(c.maxBodyBytes, 10),
-		"push.max-series":                itoa(c.limits.MaxSeriesPerPush),
-		"push.max-labels-per-series":     itoa(c.limits.MaxLabelsPerSeries),
-		"push.max-label-name-length":     itoa(c.limits.MaxLabelNameLength),
-		"push.max-label-value-length":    itoa(c.limits.MaxLabelValueLength),
-		"store.max-groups":               itoa(c.limits.MaxGroups),
-		"store.max-series":               itoa(c.limits.MaxSeries),
 		"web.telemetry-path":             c.telemetryPath,
 		"web.route-prefix":               routePrefix,
+	}
+	for flag, v := range c.limits.Values() {
+		m[flag] = itoa(v)
 	}
 	c.otlp.clusterSettings(m)
 	return m

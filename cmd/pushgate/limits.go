@@ -37,18 +37,9 @@ const (
 // reference Pushgateway).
 func addLimitFlags(app *kingpin.Application, l *limits.Limits, s *serverLimits) {
 	itoa := strconv.Itoa
-	app.Flag("push.max-series", "Most series (metrics of all families) in one push; more is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(limits.DefaultMaxSeriesPerPush)).IntVar(&l.MaxSeriesPerPush)
-	app.Flag("push.max-labels-per-series", "Most labels of one pushed series, grouping labels and instance included; more is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(limits.DefaultMaxLabelsPerSeries)).IntVar(&l.MaxLabelsPerSeries)
-	app.Flag("push.max-label-name-length", "Longest label name in bytes, in the body or the grouping key; longer is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(limits.DefaultMaxLabelNameLength)).IntVar(&l.MaxLabelNameLength)
-	app.Flag("push.max-label-value-length", "Longest label value (and metric name) in bytes, in the body or the grouping key; longer is answered 400. 0: no limit (pushgate only).").
-		Default(itoa(limits.DefaultMaxLabelValueLength)).IntVar(&l.MaxLabelValueLength)
-	app.Flag("store.max-groups", "Most groups stored; a push that would add one more is answered 507. 0: no limit (pushgate only).").
-		Default(itoa(limits.DefaultMaxGroups)).IntVar(&l.MaxGroups)
-	app.Flag("store.max-series", "Most series stored, push_time_seconds and push_failure_time_seconds included; a push that would add more is answered 507. 0: no limit (pushgate only).").
-		Default(itoa(limits.DefaultMaxSeries)).IntVar(&l.MaxSeries)
+	for _, ls := range limits.Settings() {
+		app.Flag(ls.Flag, ls.Help).Default(itoa(ls.Default)).IntVar(ls.Field(l))
+	}
 	app.Flag("web.max-header-bytes", "Largest request header block in bytes; larger is answered 431. 0: Go's default, 1 MiB (pushgate only).").
 		Default(itoa(defaultMaxHeaderBytes)).IntVar(&s.maxHeaderBytes)
 	app.Flag("web.read-header-timeout", "Time allowed to read a request's headers. 0: the read timeout (pushgate only).").
@@ -63,23 +54,22 @@ func addLimitFlags(app *kingpin.Application, l *limits.Limits, s *serverLimits) 
 
 // checkLimits rejects negative limits: 0 is the way to say "no limit".
 func checkLimits(maxBodyBytes int64, l limits.Limits, s serverLimits) error {
-	for _, v := range []struct {
+	type flagValue struct {
 		flag string
 		val  int64
-	}{
-		{"push.max-body-bytes", maxBodyBytes},
-		{"push.max-series", int64(l.MaxSeriesPerPush)},
-		{"push.max-labels-per-series", int64(l.MaxLabelsPerSeries)},
-		{"push.max-label-name-length", int64(l.MaxLabelNameLength)},
-		{"push.max-label-value-length", int64(l.MaxLabelValueLength)},
-		{"store.max-groups", int64(l.MaxGroups)},
-		{"store.max-series", int64(l.MaxSeries)},
-		{"web.max-header-bytes", int64(s.maxHeaderBytes)},
-		{"web.read-header-timeout", int64(s.readHeaderTimeout)},
-		{"web.read-timeout", int64(s.readTimeout)},
-		{"web.write-timeout", int64(s.writeTimeout)},
-		{"web.idle-timeout", int64(s.idleTimeout)},
-	} {
+	}
+	values := []flagValue{{"push.max-body-bytes", maxBodyBytes}}
+	for _, ls := range limits.Settings() {
+		values = append(values, flagValue{ls.Flag, int64(*ls.Field(&l))})
+	}
+	values = append(values,
+		flagValue{"web.max-header-bytes", int64(s.maxHeaderBytes)},
+		flagValue{"web.read-header-timeout", int64(s.readHeaderTimeout)},
+		flagValue{"web.read-timeout", int64(s.readTimeout)},
+		flagValue{"web.write-timeout", int64(s.writeTimeout)},
+		flagValue{"web.idle-timeout", int64(s.idleTimeout)},
+	)
+	for _, v := range values {
 		if v.val < 0 {
 			return fmt.Errorf("--%s must not be negative", v.flag)
 		}
