@@ -2,7 +2,6 @@ package groupkey
 
 import (
 	"encoding/base64"
-	"fmt"
 	"maps"
 	"net/url"
 	"sort"
@@ -117,7 +116,7 @@ func encodeGroupingPath(labels map[string]string, utf8Names bool) string {
 	for _, n := range names {
 		name := n
 		if utf8Names {
-			name = escapeLabelNameU(n)
+			name = escapeName(n)
 		}
 		b.WriteString("/" + url.PathEscape(name) + "@base64/" + base64Value(labels[n]))
 	}
@@ -130,26 +129,6 @@ func base64Value(v string) string {
 		return "="
 	}
 	return base64.RawURLEncoding.EncodeToString([]byte(v))
-}
-
-// escapeLabelNameU always writes name in the "U__" value-encoding escaping:
-// letters and digits stay, '_' doubles, anything else is _<hex>_. Unlike
-// model.EscapeName it escapes legacy names too, so that a name such as
-// "U__x", which the decoder would unescape, survives.
-func escapeLabelNameU(name string) string {
-	var b strings.Builder
-	b.WriteString("U__")
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case r == '_':
-			b.WriteString("__")
-		default:
-			fmt.Fprintf(&b, "_%x_", r)
-		}
-	}
-	return b.String()
 }
 
 // requireOneLineError fails unless err's message is one non-empty line.

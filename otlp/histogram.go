@@ -26,17 +26,8 @@ func (p *pointContext) histograms(pts pmetric.HistogramDataPointSlice) {
 	a := &p.tr.arena
 	for i := 0; i < pts.Len(); i++ {
 		pt := pts.At(i)
-		if err := p.checkTime(pt.Timestamp()); err != nil {
-			p.refuse(err)
-			continue
-		}
-		ls, err := p.labels(pt.Attributes(), "le")
-		if err != nil {
-			p.refuse(err)
-			continue
-		}
-		if pt.Flags().NoRecordedValue() {
-			p.tr.remove(p.g, p.f, ls)
+		ls, ok := p.begin(pt.Timestamp(), pt.Attributes(), "le", pt.Flags())
+		if !ok {
 			continue
 		}
 		if err := checkExplicitBuckets(pt); err != nil {

@@ -32,20 +32,11 @@ func (p *pointContext) exponentialHistograms(pts pmetric.ExponentialHistogramDat
 	a := &p.tr.arena
 	for i := 0; i < pts.Len(); i++ {
 		pt := pts.At(i)
-		if err := p.checkTime(pt.Timestamp()); err != nil {
-			p.refuse(err)
-			continue
-		}
 		// An attribute le stays on Prometheus' native series, but the
 		// store refuses it on any histogram (text formats write a native
 		// histogram's classic buckets): it is left out, as on classic ones.
-		ls, err := p.labels(pt.Attributes(), "le")
-		if err != nil {
-			p.refuse(err)
-			continue
-		}
-		if pt.Flags().NoRecordedValue() {
-			p.tr.remove(p.g, p.f, ls)
+		ls, ok := p.begin(pt.Timestamp(), pt.Attributes(), "le", pt.Flags())
+		if !ok {
 			continue
 		}
 		scale := pt.Scale()

@@ -66,6 +66,28 @@ func (p *pointContext) labels(attrs pcommon.Map, extra string) (labelList, error
 	return ls, err
 }
 
+// begin does what every point's translation starts with: it refuses a
+// point from the future or with labels the gateway cannot store, removes
+// the series of a NoRecordedValue point, and otherwise returns the point's
+// labels (see labels; extra is dropped) and true, when the point is to be
+// translated.
+func (p *pointContext) begin(ts pcommon.Timestamp, attrs pcommon.Map, extra string, flags pmetric.DataPointFlags) (labelList, bool) {
+	if err := p.checkTime(ts); err != nil {
+		p.refuse(err)
+		return nil, false
+	}
+	ls, err := p.labels(attrs, extra)
+	if err != nil {
+		p.refuse(err)
+		return nil, false
+	}
+	if flags.NoRecordedValue() {
+		p.tr.remove(p.g, p.f, ls)
+		return nil, false
+	}
+	return ls, true
+}
+
 // window returns a delta point's window, or nil for a cumulative point.
 func (p *pointContext) window(start, end pcommon.Timestamp) *Window {
 	if !p.f.delta {
@@ -104,17 +126,8 @@ func (p *pointContext) numbers(pts pmetric.NumberDataPointSlice, sum, monotonic 
 	a := &p.tr.arena
 	for i := 0; i < pts.Len(); i++ {
 		pt := pts.At(i)
-		if err := p.checkTime(pt.Timestamp()); err != nil {
-			p.refuse(err)
-			continue
-		}
-		ls, err := p.labels(pt.Attributes(), "")
-		if err != nil {
-			p.refuse(err)
-			continue
-		}
-		if pt.Flags().NoRecordedValue() {
-			p.tr.remove(p.g, p.f, ls)
+		ls, ok := p.begin(pt.Timestamp(), pt.Attributes(), "", pt.Flags())
+		if !ok {
 			continue
 		}
 		var v float64
@@ -126,6 +139,7 @@ func (p *pointContext) numbers(pts pmetric.NumberDataPointSlice, sum, monotonic 
 		}
 		var exs []exemplarRef
 		if sum {
+			var err error
 			if exs, err = p.exemplars(pt.Exemplars()); err != nil {
 				p.refuse(err)
 				continue

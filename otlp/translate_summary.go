@@ -15,17 +15,8 @@ func (p *pointContext) summaries(pts pmetric.SummaryDataPointSlice) {
 	a := &p.tr.arena
 	for i := 0; i < pts.Len(); i++ {
 		pt := pts.At(i)
-		if err := p.checkTime(pt.Timestamp()); err != nil {
-			p.refuse(err)
-			continue
-		}
-		ls, err := p.labels(pt.Attributes(), "quantile")
-		if err != nil {
-			p.refuse(err)
-			continue
-		}
-		if pt.Flags().NoRecordedValue() {
-			p.tr.remove(p.g, p.f, ls)
+		ls, ok := p.begin(pt.Timestamp(), pt.Attributes(), "quantile", pt.Flags())
+		if !ok {
 			continue
 		}
 		qs := pt.QuantileValues()
