@@ -98,10 +98,10 @@ var errStateConflict = errors.New("the group kept changing while its states were
 // than the series' newest. The push expects the head whose states it
 // checked, so two requests cannot both pass the check against one state.
 func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time) (pos journal.Position, skipped int, skipReason string, err error) {
-	if err := groupkey.CheckLabels(g.Labels, h.opts.UTF8Names); err != nil {
-		return 0, 0, "", &store.RejectError{Key: groupkey.New(g.Labels), Reason: err.Error()}
-	}
 	key := groupkey.New(g.Labels)
+	if err := groupkey.CheckLabels(g.Labels, h.opts.UTF8Names); err != nil {
+		return 0, 0, "", &store.RejectError{Key: key, Reason: err.Error()}
+	}
 	st := h.store()
 	deltas := g.Deltas
 	var refused pointTally
