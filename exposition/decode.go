@@ -384,11 +384,11 @@ func errHelpNotUTF8(name string) error {
 
 // checkExemplarsUTF8 reports an exemplar label name or value of m that is
 // not valid UTF-8, so that such a push is refused as a malformed body and
-// changes nothing (CheckExemplars, which the store applies, also refuses
+// changes nothing (the push pipeline's exemplar check, also refuses
 // it, but as a push that parsed, which records a failure time). Exemplars
 // come only in protobuf bodies; a metric without any costs two nil checks.
 func checkExemplarsUTF8(m *dto.Metric) error {
-	return eachExemplar(m, exemplarLabelsUTF8)
+	return EachExemplar(m, exemplarLabelsUTF8)
 }
 
 // exemplarLabelsUTF8 reports the first label name or value of e that is not

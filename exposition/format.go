@@ -157,3 +157,7 @@ func (f Format) Encoding() Encoding {
 func (f Format) String() string {
 	return f.contentType
 }
+
+// ExemplarMaxRunes is the most code points the label names and values of
+// one exemplar may hold together (OpenMetrics 1.0: "MUST NOT exceed 128").
+const ExemplarMaxRunes = 128

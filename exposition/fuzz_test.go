@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protodelim"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
@@ -155,7 +156,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // once, typed and carry their type's value, and every string they carry is
 // valid UTF-8 (requireUTF8); expfmt renders them and its rendering decodes
 // to the same thing again; and the store either takes them or rejects them
-// with a RejectError.
+// as a push that is Refused by admission.
 func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, limit uint16) {
 	maxBytes := max(int64(len(body))-1+int64(limit%3), 1)
 	var src io.Reader = bytes.NewReader(body)
@@ -209,8 +210,8 @@ func checkDecode(t *testing.T, body []byte, contentType string, utf8Names bool, 
 		Families: fams,
 		Time:     time.Unix(1700000000, 0),
 	})
-	var rej *store.RejectError
-	if err != nil && !errors.As(err, &rej) {
+	var rej *admission.Error
+	if err != nil && (!errors.As(err, &rej) || rej.Class != admission.Refused) {
 		t.Fatalf("store push: %T %v", err, err)
 	}
 }

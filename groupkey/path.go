@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/pushgate/pushgate/exposition"
-	"github.com/pushgate/pushgate/limits"
 )
 
 // PathOptions configures ParsePath.
@@ -18,9 +17,6 @@ type PathOptions struct {
 	// UTF8Names accepts UTF-8 label names, written in the path with the
 	// "U__" value-encoding escaping (see exposition.UnescapeLabelName).
 	UTF8Names bool
-	// Limits bounds the length of label names and values (job included);
-	// a violation is a *limits.Error. The zero value checks nothing.
-	Limits limits.Limits
 }
 
 // errJobRequired is returned for an empty job name.
@@ -76,9 +72,6 @@ func parsePath(escapedRest string, opts PathOptions) (map[string]string, error) 
 	if !utf8.ValidString(job) {
 		return nil, fmt.Errorf("job name %q is not valid UTF-8", job)
 	}
-	if err := opts.Limits.CheckGroupingLabel("job", job); err != nil {
-		return nil, err
-	}
 
 	// "job/J/" has an empty label path, which is ignored.
 	if !hasLabels || labelPath == "" {
@@ -104,25 +97,6 @@ func parsePath(escapedRest string, opts PathOptions) (map[string]string, error) 
 	}
 	labels["job"] = job
 	return labels, nil
-}
-
-// CheckLabels applies the grouping path's rules to grouping labels that
-// came from elsewhere than a path (an OTLP resource): a job, label names
-// valid under the name rules and not reserved ("__" prefix), values valid
-// UTF-8.
-func CheckLabels(labels map[string]string, utf8Names bool) error {
-	if labels["job"] == "" {
-		return errJobRequired
-	}
-	for name, value := range labels {
-		if !exposition.ValidLabelName(name, utf8Names) || strings.HasPrefix(name, "__") {
-			return fmt.Errorf("improper label name %q in the group key", name)
-		}
-		if !utf8.ValidString(value) {
-			return fmt.Errorf("value %q of label %q is not valid UTF-8", value, name)
-		}
-	}
-	return nil
 }
 
 // parseLabelPair decodes one name/value pair of path segments.
@@ -153,9 +127,6 @@ func parseLabelPair(nameRaw, valueRaw string, opts PathOptions) (name, value str
 	}
 	if !utf8.ValidString(value) {
 		return "", "", fmt.Errorf("value %q of label %q is not valid UTF-8", value, name)
-	}
-	if err := opts.Limits.CheckGroupingLabel(name, value); err != nil {
-		return "", "", err
 	}
 	return name, value, nil
 }

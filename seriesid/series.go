@@ -7,7 +7,7 @@
 //     the same as an absent label (Hash).
 //   - A classic histogram or summary is its sample series: one bucket per
 //     upper bound and one quantile per rank, compared as numbers
-//     (CheckSampleSeries), besides _sum and _count.
+//     (admission refuses a push that repeats one), besides _sum and _count.
 //   - A family exposes names beyond its own: the sample names of its type and
 //     its OpenMetrics family name (Claims). Two families of different names
 //     must not expose one name, under any escaping a scrape can ask for.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
@@ -255,8 +256,8 @@ func TestTwoConflictingPushesOfOneBatchDoNotBothPass(t *testing.T) {
 	if ans := answered(t, "the first push", first); ans.err != nil {
 		t.Fatal(ans.err)
 	}
-	var rej *RejectError
-	if ans := answered(t, "the second push", second); !errors.As(ans.err, &rej) {
+	var rej *admission.Error
+	if ans := answered(t, "the second push", second); !errors.As(ans.err, &rej) || rej.Class != admission.Refused {
 		t.Fatalf("the conflicting push answered %v, want a rejection", ans.err)
 	}
 }

@@ -4,22 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 )
-
-// RejectError reports a push that parsed but failed the store's checks: a
-// sample timestamp, an invalid series, or a conflict with other groups. The
-// store is unchanged except for the group's push_failure_time_seconds.
-type RejectError struct {
-	Key    groupkey.Key
-	Reason string
-}
-
-// Error returns the one-line reason, worded like the reference Pushgateway's.
-func (e *RejectError) Error() string {
-	return "pushed metrics are invalid or inconsistent with existing metrics: " + e.Reason
-}
 
 // PersistenceError reports a change the log did not make durable, or whose
 // commit is in doubt (journal.ErrAmbiguous). Nothing of it was published:

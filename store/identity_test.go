@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 )
@@ -169,9 +170,9 @@ func TestSeriesIdentity(t *testing.T) {
 			}
 			before := groupsText(t, s)
 			err := tc.step.push(t, s, t0.Add(time.Second))
-			var rej *RejectError
-			if !errors.As(err, &rej) || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("err = %v, want a RejectError containing %q", err, tc.wantErr)
+			var rej *admission.Error
+			if !errors.As(err, &rej) || rej.Class != admission.Refused || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want a refusal containing %q", err, tc.wantErr)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("reason is not one line: %q", err)

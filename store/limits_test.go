@@ -8,20 +8,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
-// requireLimit asserts that err is a *limits.Error with the given reason and
-// fullness whose message names flag.
+// requireLimit asserts that err is an *admission.Error with the given reason
+// and fullness (StoreFull, else OverLimit) whose message names flag.
 func requireLimit(t *testing.T, err error, reason string, full bool, flag string) {
 	t.Helper()
-	var lerr *limits.Error
+	var lerr *admission.Error
 	if !errors.As(err, &lerr) {
-		t.Fatalf("got %v (%T), want a *limits.Error %s", err, err, reason)
+		t.Fatalf("got %v (%T), want an *admission.Error %s", err, err, reason)
 	}
-	if lerr.Reason != reason || lerr.StoreFull != full {
-		t.Fatalf("got reason %q full %v, want %q full %v (%s)", lerr.Reason, lerr.StoreFull, reason, full, lerr)
+	wantClass := admission.OverLimit
+	if full {
+		wantClass = admission.StoreFull
+	}
+	if lerr.Reason != reason || lerr.Class != wantClass {
+		t.Fatalf("got reason %q class %v, want %q class %v (%s)", lerr.Reason, lerr.Class, reason, wantClass, lerr)
 	}
 	if !strings.Contains(lerr.Error(), flag) || strings.ContainsAny(lerr.Error(), "\n\r") {
 		t.Fatalf("message %q does not name %s on one line", lerr, flag)
@@ -68,15 +73,15 @@ func TestPerPushLimitsRejectAndStoreNothing(t *testing.T) {
 		reason string
 		flag   string
 	}{
-		{"a push with more series than the limit", key("job", "j"), seriesText("m", 4), limits.ReasonTooManySeries, "push has 4 series; --push.max-series is 3"},
-		{"a series with too many labels counting job and instance", key("job", "j"), manyLabels, limits.ReasonTooManyLabels, "--push.max-labels-per-series is 6"},
-		{"grouping labels count toward the labels of a series", key("job", "j", "g1", "v", "g2", "v"), "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", limits.ReasonTooManyLabels, "with 7 labels"},
-		{"a series with hundreds of labels is refused before sanitizing", key("job", "j"), "m{" + strings.TrimSuffix(labelList(300), ",") + "} 1\n", limits.ReasonTooManyLabels, "with 300 labels"},
-		{"a long label name in the body", key("job", "j"), "m{" + long + "=\"v\"} 1\n", limits.ReasonLabelNameTooLong, "--push.max-label-name-length is 10"},
-		{"a long label value in the body", key("job", "j"), "m{a=\"" + long + "\"} 1\n", limits.ReasonLabelValueTooLong, `metric "m": value of label "a" has 20 bytes`},
-		{"a long metric name", key("job", "j"), long + " 1\n", limits.ReasonLabelValueTooLong, "--push.max-label-value-length is 10"},
-		{"a long grouping label value", key("job", long), "m 1\n", limits.ReasonLabelValueTooLong, `grouping key: value of label "job"`},
-		{"a long grouping label name", key("job", "j", long, "v"), "m 1\n", limits.ReasonLabelNameTooLong, "grouping key: label name"},
+		{"a push with more series than the limit", key("job", "j"), seriesText("m", 4), admission.ReasonTooManySeries, "push has 4 series; --push.max-series is 3"},
+		{"a series with too many labels counting job and instance", key("job", "j"), manyLabels, admission.ReasonTooManyLabels, "--push.max-labels-per-series is 6"},
+		{"grouping labels count toward the labels of a series", key("job", "j", "g1", "v", "g2", "v"), "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", admission.ReasonTooManyLabels, "with 7 labels"},
+		{"a series with hundreds of labels is refused before sanitizing", key("job", "j"), "m{" + strings.TrimSuffix(labelList(300), ",") + "} 1\n", admission.ReasonTooManyLabels, "with 300 labels"},
+		{"a long label name in the body", key("job", "j"), "m{" + long + "=\"v\"} 1\n", admission.ReasonLabelNameTooLong, "--push.max-label-name-length is 10"},
+		{"a long label value in the body", key("job", "j"), "m{a=\"" + long + "\"} 1\n", admission.ReasonLabelValueTooLong, `metric "m": value of label "a" has 20 bytes`},
+		{"a long metric name", key("job", "j"), long + " 1\n", admission.ReasonLabelValueTooLong, "--push.max-label-value-length is 10"},
+		{"a long grouping label value", key("job", long), "m 1\n", admission.ReasonLabelValueTooLong, `grouping key: value of label "job"`},
+		{"a long grouping label name", key("job", "j", long, "v"), "m 1\n", admission.ReasonLabelNameTooLong, "grouping key: label name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +111,7 @@ func TestPerPushLimitsLeaveAnExistingGroupUntouched(t *testing.T) {
 	k := key("job", "j")
 	mustPush(t, s, k, Replace, seriesText("m", 2), time.Unix(1, 0))
 	before := s.Group(k)
-	requireLimit(t, push(t, s, k, Merge, seriesText("m", 3), time.Unix(2, 0)), limits.ReasonTooManySeries, false, "--push.max-series")
+	requireLimit(t, push(t, s, k, Merge, seriesText("m", 3), time.Unix(2, 0)), admission.ReasonTooManySeries, false, "--push.max-series")
 	if after := s.Group(k); after != before || !after.FailureTime().IsZero() {
 		t.Fatalf("group changed: failure time %v", after.FailureTime())
 	}
@@ -127,7 +132,7 @@ func TestStoreFullOfGroups(t *testing.T) {
 	mustPush(t, s, key("job", "b"), Replace, "m{x=\"b\"} 1\n", time.Unix(1, 0))
 
 	err := push(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(2, 0))
-	requireLimit(t, err, limits.ReasonStoreFullGroups, true, "--store.max-groups is 2")
+	requireLimit(t, err, admission.ReasonStoreFullGroups, true, "--store.max-groups is 2")
 	if s.Group(key("job", "c")) != nil {
 		t.Fatal("a push refused for a full store created its group")
 	}
@@ -141,9 +146,9 @@ func TestStoreFullOfGroups(t *testing.T) {
 	// A push failing the checks must not create a group to record its
 	// failure time in a full store.
 	err = push(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1 1000\n", time.Unix(4, 0))
-	var rej *RejectError
-	if !errors.As(err, &rej) {
-		t.Fatalf("a push with a timestamp: got %v, want a *RejectError", err)
+	var rej *admission.Error
+	if !errors.As(err, &rej) || rej.Class != admission.Refused {
+		t.Fatalf("a push with a timestamp: got %v, want a Refused *admission.Error", err)
 	}
 	if s.Group(key("job", "c")) != nil {
 		t.Fatal("a failure record grew a full store")
@@ -189,7 +194,7 @@ func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if !tc.ok {
-			requireLimit(t, err, limits.ReasonStoreFullSeries, true, "--store.max-series is 10")
+			requireLimit(t, err, admission.ReasonStoreFullSeries, true, "--store.max-series is 10")
 			if after := s.Stats(); after != before {
 				t.Fatalf("%s: a refused push changed the store: %+v → %+v", tc.name, before, after)
 			}
@@ -241,7 +246,7 @@ func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireTotals(t, r, 2, 7)
-	requireLimit(t, push(t, r, key("job", "d"), Replace, "", time.Unix(7, 0)), limits.ReasonStoreFullGroups, true, "--store.max-groups")
+	requireLimit(t, push(t, r, key("job", "d"), Replace, "", time.Unix(7, 0)), admission.ReasonStoreFullGroups, true, "--store.max-groups")
 	// A group shrinking in an over-full store is accepted.
 	if _, err := r.Push(ctx, Push{Key: c, Method: Replace, Families: families(t, "p 1\n"), Time: time.Unix(8, 0)}); err != nil {
 		t.Fatalf("shrinking push in an over-full store: %v", err)

@@ -3,15 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
-	"errors"
 	"sort"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
-	"github.com/pushgate/pushgate/limits"
 )
 
 // Method says how a push changes its group.
@@ -46,19 +45,15 @@ type Push struct {
 
 // Push applies a push. It is checked against the head (committed and pending
 // changes) and returns once the change is committed (durable, with a
-// journal) and published, with the position of its commit; a *limits.Error
-// when a limit refused it (nothing changed), a *RejectError when the push
-// failed the checks, or a *PersistenceError when the journal failed (nothing
-// was published).
+// journal) and published, with the position of its commit; an
+// *admission.Error when a stage of admission refused it (a Refused push
+// records the group's failure time, nothing else changes), or a
+// *PersistenceError when the journal failed (nothing was published).
 func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 	p.Families = s.dropTimeFamilies(p.Key, p.Families)
 	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
 	if err != nil {
-		var lerr *limits.Error
-		if errors.As(err, &lerr) {
-			return 0, err
-		}
-		return 0, s.recordFailure(ctx, p.Key, p.Time, err)
+		return 0, s.refuse(ctx, p.Key, p.Time, err)
 	}
 	fams := make([]*Family, len(prepared))
 	enc := s.render.encoding()
@@ -66,7 +61,7 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
-			return 0, s.recordFailure(ctx, p.Key, p.Time, err)
+			return 0, s.refuse(ctx, p.Key, p.Time, err)
 		}
 		if st := p.States[fams[i].Name()]; len(st) > 0 {
 			c := bytes.Clone(st)
@@ -108,13 +103,13 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 	if old == nil {
 		newGroups = 1
 	}
-	if err := s.opts.Limits.CheckStore(s.headGroups, s.series, newGroups, seriesDelta(old, ng)); err != nil {
+	if err := admission.Capacity(s.opts.Limits, s.headGroups, s.series, newGroups, seriesDelta(old, ng)); err != nil {
 		s.mu.Unlock()
 		return 0, err
 	}
 	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
 		s.mu.Unlock()
-		return 0, s.recordFailure(ctx, p.Key, p.Time, err)
+		return 0, s.refuse(ctx, p.Key, p.Time, err)
 	}
 	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
@@ -146,17 +141,27 @@ func (s *Store) dropTimeFamilies(key groupkey.Key, families []*dto.MetricFamily)
 // push_failure_time_seconds families the gateway's own values replaced.
 func (s *Store) OverriddenFamilies() uint64 { return s.overridden.Load() }
 
-// recordFailure sets the group's push_failure_time_seconds for a rejected
-// push and returns the rejection. An absent group is created with
+// refuse returns the refusal of a push that failed with err, as an
+// *admission.Error, after recording a Refused one (recordFailure).
+func (s *Store) refuse(ctx context.Context, key groupkey.Key, at time.Time, err error) error {
+	rej := admission.Inconsistent(err)
+	if rej.Class != admission.Refused {
+		return rej
+	}
+	s.recordFailure(ctx, key, at, rej.Msg)
+	return rej
+}
+
+// recordFailure sets the group's push_failure_time_seconds for a push
+// refused for reason. An absent group is created with
 // push_time_seconds 0, as the reference does — unless creating it would
 // itself collide with another group's series: a rejected push never makes the
 // store inconsistent.
-func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Time, reason error) error {
-	rej := &RejectError{Key: key, Reason: reason.Error()}
+func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Time, reason string) {
 	gid := key.ID()
 	// The group the failure creates if there is none, rendered before the
 	// lock is taken; an existing group takes only its failure family.
-	fresh := &Group{key: key, failTime: at, failReason: rej.Reason, families: make(map[string]*Family, 2)}
+	fresh := &Group{key: key, failTime: at, failReason: reason, families: make(map[string]*Family, 2)}
 	prepared := s.addTimeFamilies(fresh, nil, s.render.encoding(), nil)
 
 	s.mu.Lock()
@@ -164,10 +169,10 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 	ng := fresh
 	if old != nil {
 		ng = old.clone()
-		ng.failTime, ng.failReason = at, rej.Reason
+		ng.failTime, ng.failReason = at, reason
 		ng.families[PushFailureTimeName] = fresh.families[PushFailureTimeName]
 	} else {
-		err := s.opts.Limits.CheckStore(s.headGroups, s.series, 1, seriesDelta(nil, ng))
+		err := admission.Capacity(s.opts.Limits, s.headGroups, s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
 			err = s.index.check(gid, nil, ng.families, prepared, s.ownerName)
 		}
@@ -175,7 +180,7 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 			s.mu.Unlock()
 			// Debug: a client can cause this at will, so it must not flood the log.
 			s.logger.Debug("failure time not recorded: the group cannot be created", "group", key.String(), "reason", err)
-			return rej
+			return
 		}
 	}
 	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
@@ -186,7 +191,6 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 	if err != nil {
 		s.logger.Error("failure time not recorded", "group", key.String(), "err", err)
 	}
-	return rej
 }
 
 // Delete removes the group with the given key and returns the position of

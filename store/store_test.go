@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 )
@@ -154,9 +155,9 @@ func TestRejectedPushes(t *testing.T) {
 			}
 			before, _ := scrape(t, s)
 			err := push(t, s, tc.key, Replace, tc.body, t0.Add(time.Second))
-			var rej *RejectError
-			if !errors.As(err, &rej) || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("err = %v, want a RejectError containing %q", err, tc.wantErr)
+			var rej *admission.Error
+			if !errors.As(err, &rej) || rej.Class != admission.Refused || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want a refusal containing %q", err, tc.wantErr)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("reason is not one line: %q", err)
@@ -185,9 +186,9 @@ func TestARejectedPushCannotPoisonTheStore(t *testing.T) {
 	// its push_time_seconds: the reference creates the group anyway and every
 	// later scrape and push fails.
 	err := push(t, s, key("job", "s1", "instance", ""), Replace, "m 2\n", t0.Add(time.Second))
-	var rej *RejectError
-	if !errors.As(err, &rej) {
-		t.Fatalf("err = %v, want a RejectError", err)
+	var rej *admission.Error
+	if !errors.As(err, &rej) || rej.Class != admission.Refused {
+		t.Fatalf("err = %v, want a refusal", err)
 	}
 	if s.Group(key("job", "s1", "instance", "")) != nil {
 		t.Fatal("the rejected group was created and now duplicates another group's series")

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/journal"
-	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -63,21 +63,20 @@ func (h *Handler) writeStoreError(w http.ResponseWriter, handler string, err err
 }
 
 // storeErrorStatus returns the reason (for the rejection counter) and the
-// status code an error from the store is answered with.
+// status code an error from the store, or a refusal of admission's, is
+// answered with: the one place a refusal becomes a status.
 func storeErrorStatus(err error) (reason string, code int) {
-	var rej *store.RejectError
+	var rej *admission.Error
 	var perr *store.PersistenceError
-	var lerr *limits.Error
 	switch {
-	case errors.As(err, &lerr) && lerr.StoreFull:
+	case errors.As(err, &rej) && rej.Class == admission.StoreFull:
 		// 507, not 429: the store as a whole is full, so retrying the same
 		// push later (what 429 invites) fails again until someone deletes
 		// groups or raises the limit.
-		return lerr.Reason, http.StatusInsufficientStorage
-	case errors.As(err, &lerr):
-		return lerr.Reason, http.StatusBadRequest
+		return rej.Reason, http.StatusInsufficientStorage
 	case errors.As(err, &rej):
-		return "inconsistent", http.StatusBadRequest
+		// Refused and OverLimit: the push itself is wrong or too large.
+		return rej.Reason, http.StatusBadRequest
 	case errors.As(err, &perr) && perr.TooLarge():
 		// The group as stored is over the log's request limit (cluster
 		// mode): the same push will fail again, so not 503.

@@ -21,9 +21,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
-	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/otlp"
 )
 
@@ -105,14 +105,13 @@ func (h *Handler) otlpServe(r *http.Request, rest string, enc otlp.Encoding, sta
 	lim := h.store().Limits()
 	var urlLabels map[string]string
 	if rest != "" {
-		key, err := groupkey.ParsePath(rest, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names, Limits: lim})
+		key, err := groupkey.ParsePath(rest, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names})
 		if err != nil {
-			reason := "path"
-			var lerr *limits.Error
-			if errors.As(err, &lerr) {
-				reason = lerr.Reason
-			}
-			return otlpAnswer{}, otlpRefuse(http.StatusBadRequest, reason, err)
+			return otlpAnswer{}, otlpRefuse(http.StatusBadRequest, "path", err)
+		}
+		if err := admission.GroupingLimits(key, lim); err != nil {
+			reason, code := storeErrorStatus(err)
+			return otlpAnswer{}, otlpRefuse(code, reason, err)
 		}
 		urlLabels = key.Map()
 	}

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/otlp"
@@ -99,8 +100,8 @@ var errStateConflict = errors.New("the group kept changing while its states were
 // checked, so two requests cannot both pass the check against one state.
 func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time) (pos journal.Position, skipped int, skipReason string, err error) {
 	key := groupkey.New(g.Labels)
-	if err := groupkey.CheckLabels(g.Labels, h.opts.UTF8Names); err != nil {
-		return 0, 0, "", &store.RejectError{Key: key, Reason: err.Error()}
+	if err := admission.GroupingLabels(key, h.opts.UTF8Names, h.store().Limits()); err != nil {
+		return 0, 0, "", err
 	}
 	st := h.store()
 	deltas := g.Deltas
@@ -116,7 +117,7 @@ func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time
 		if len(deltas) > 0 {
 			var aerr error
 			if acc, aerr = otlp.AddDeltas(states, deltas); aerr != nil {
-				return 0, 0, "", &store.RejectError{Key: key, Reason: aerr.Error()}
+				return 0, 0, "", admission.Inconsistent(aerr)
 			}
 		}
 		// A new slice: appending to the translation's could write into

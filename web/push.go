@@ -11,9 +11,9 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
-	"github.com/pushgate/pushgate/limits"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -23,14 +23,16 @@ import (
 func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, method store.Method) {
 	start := time.Now()
 	defer h.metrics.observePush(r, start)
-	key, err := groupkey.ParsePath(rest, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names, Limits: h.store().Limits()})
+	key, err := groupkey.ParsePath(rest, groupkey.PathOptions{UTF8Names: h.opts.UTF8Names})
 	if err != nil {
-		reason := "path"
-		var lerr *limits.Error
-		if errors.As(err, &lerr) {
-			reason = lerr.Reason
-		}
-		h.rejectPush(w, r, reason, http.StatusBadRequest, err)
+		h.rejectPush(w, r, "path", http.StatusBadRequest, err)
+		return
+	}
+	// The key's lengths are refused before the body is read; the rest of
+	// admission runs in the store.
+	if err := admission.GroupingLimits(key, h.store().Limits()); err != nil {
+		reason, code := storeErrorStatus(err)
+		h.rejectPush(w, r, reason, code, err)
 		return
 	}
 	body, err := h.requestBody(r)
@@ -52,8 +54,9 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 			return
 		}
 		if errors.Is(err, exposition.ErrTooManySeries) {
-			h.rejectPush(w, r, limits.ReasonTooManySeries, http.StatusBadRequest,
-				fmt.Errorf("%w; --push.max-series is %d", err, h.store().Limits().MaxSeriesPerPush))
+			rej := admission.TooManySeries(h.store().Limits(), err)
+			reason, code := storeErrorStatus(rej)
+			h.rejectPush(w, r, reason, code, rej)
 			return
 		}
 		h.rejectPush(w, r, "body", http.StatusBadRequest, err)

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
@@ -111,9 +112,9 @@ func TestReplicasFollowingTheLeaderServeTheSameBytes(t *testing.T) {
 	if _, err := sa.Delete(ctx, groupKey(2)); err != nil {
 		t.Fatal(err)
 	}
-	var rej *store.RejectError
-	if _, err := sa.Push(ctx, store.Push{Key: groupKey(50), Families: []*dto.MetricFamily{gauge}, Time: t0.Add(2 * time.Minute)}); !errors.As(err, &rej) {
-		t.Fatalf("a type clash: %v, want a RejectError", err)
+	var rej *admission.Error
+	if _, err := sa.Push(ctx, store.Push{Key: groupKey(50), Families: []*dto.MetricFamily{gauge}, Time: t0.Add(2 * time.Minute)}); !errors.As(err, &rej) || rej.Class != admission.Refused {
+		t.Fatalf("a type clash: %v, want a refusal", err)
 	}
 
 	committed := la.Stats().Committed

@@ -1,4 +1,4 @@
-package seriesid
+package admission
 
 import (
 	"math"
@@ -49,15 +49,15 @@ func TestCheckSampleSeries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckSampleSeries(tt.typ, tt.m)
+			err := checkSampleSeries(tt.typ, tt.m)
 			if tt.wantErr == "" {
 				if err != nil {
-					t.Fatalf("CheckSampleSeries: %v, want nil", err)
+					t.Fatalf("checkSampleSeries: %v, want nil", err)
 				}
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("CheckSampleSeries: %v, want an error containing %q", err, tt.wantErr)
+				t.Fatalf("checkSampleSeries: %v, want an error containing %q", err, tt.wantErr)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func TestCheckSampleSeries(t *testing.T) {
 
 func TestCheckSampleSeriesPutsBucketsInOrder(t *testing.T) {
 	m := histogram(2, math.Inf(1), 1)
-	if err := CheckSampleSeries(dto.MetricType_HISTOGRAM, m); err != nil {
+	if err := checkSampleSeries(dto.MetricType_HISTOGRAM, m); err != nil {
 		t.Fatal(err)
 	}
 	var got []float64
@@ -92,8 +92,8 @@ func TestCheckReservedLabels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := CheckReservedLabels(tt.typ, tt.labels); (err != nil) != tt.wantErr {
-				t.Errorf("CheckReservedLabels = %v, want an error: %v", err, tt.wantErr)
+			if err := checkReservedLabels(tt.typ, tt.labels); (err != nil) != tt.wantErr {
+				t.Errorf("checkReservedLabels = %v, want an error: %v", err, tt.wantErr)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package groupkey
+package admission
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -51,8 +52,8 @@ func TestLabelerLabels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := New(tt.key).Labeler(false, limits.Limits{})
-			got, err := l.Labels(make([]*dto.LabelPair, 0, len(tt.body)+l.Extra()), "m", tt.body)
+			l := newLabeler(groupkey.New(tt.key), false, limits.Limits{})
+			got, err := l.labels(make([]*dto.LabelPair, 0, len(tt.body)+l.extra()), "m", tt.body)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Labels = %s, %v; want an error containing %q", render(got), err, tt.wantErr)
@@ -67,31 +68,10 @@ func TestLabelerLabels(t *testing.T) {
 }
 
 func TestLabelerRefusesLabelsOverTheLimits(t *testing.T) {
-	l := New(map[string]string{"job": "j"}).Labeler(false, limits.Limits{MaxLabelsPerSeries: 2})
-	_, err := l.Labels(nil, "m", pairs("a", "1", "b", "2", "c", "3", "d", "4"))
-	var le *limits.Error
-	if err == nil || !errors.As(err, &le) {
-		t.Fatalf("Labels with 4 body labels under a limit of 2 = %v, want a *limits.Error", err)
-	}
-}
-
-func TestLabelPairs(t *testing.T) {
-	tests := []struct {
-		name         string
-		key          map[string]string
-		withInstance bool
-		want         string
-	}{
-		{"the key's labels in order", map[string]string{"job": "j", "a": "1"}, false, "a=1,job=j"},
-		{"instance is added in its place when asked for", map[string]string{"job": "j", "a": "1"}, true, "a=1,instance=,job=j"},
-		{"instance is added last when it sorts last", map[string]string{"a": "1"}, true, "a=1,instance="},
-		{"the key's own instance is not added twice", map[string]string{"job": "j", "instance": "i"}, true, "instance=i,job=j"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := render(New(tt.key).LabelPairs(tt.withInstance)); got != tt.want {
-				t.Errorf("LabelPairs = %s, want %s", got, tt.want)
-			}
-		})
+	l := newLabeler(groupkey.New(map[string]string{"job": "j"}), false, limits.Limits{MaxLabelsPerSeries: 2})
+	_, err := l.labels(nil, "m", pairs("a", "1", "b", "2", "c", "3", "d", "4"))
+	var e *Error
+	if err == nil || !errors.As(err, &e) || e.Class != OverLimit || e.Reason != ReasonTooManyLabels {
+		t.Fatalf("labels with 4 body labels under a limit of 2 = %v, want an OverLimit *Error for too many labels", err)
 	}
 }

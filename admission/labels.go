@@ -1,4 +1,4 @@
-package groupkey
+package admission
 
 import (
 	"fmt"
@@ -10,15 +10,16 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
 
-// Labeler gives the series pushed under one key their labels: the grouping
+// labeler gives the series pushed under one key their labels: the grouping
 // labels forced to the key's values, instance="" when neither the key nor
 // the series has an instance label, sorted by name. Make one per push with
-// Key.Labeler.
-type Labeler struct {
-	key Key
+// newLabeler.
+type labeler struct {
+	key groupkey.Key
 	// grouping holds the key's labels as label pairs, shared by every
 	// series of the push.
 	grouping []*dto.LabelPair
@@ -28,31 +29,31 @@ type Labeler struct {
 	lim           limits.Limits
 }
 
-// Labeler returns the Labeler of the series pushed under k, checking body
-// label names under the UTF-8 name rules when utf8Names is set and every
-// body label against the per-push limits in lim.
-func (k Key) Labeler(utf8Names bool, lim limits.Limits) Labeler {
-	l := Labeler{key: k, grouping: k.LabelPairs(false), utf8Names: utf8Names, lim: lim}
+// newLabeler returns the labeler of the series pushed under k, checking
+// body label names under the UTF-8 name rules when utf8Names is set and
+// every body label against the per-push limits in lim.
+func newLabeler(k groupkey.Key, utf8Names bool, lim limits.Limits) labeler {
+	l := labeler{key: k, grouping: k.LabelPairs(false), utf8Names: utf8Names, lim: lim}
 	if _, hasInstance := k.Get("instance"); !hasInstance {
 		l.emptyInstance = &dto.LabelPair{Name: proto.String("instance"), Value: proto.String("")}
 	}
 	return l
 }
 
-// Extra returns how many labels Labels may add to a series' own: the
+// extra returns how many labels labels may add to a series' own: the
 // grouping labels and instance="".
-func (l Labeler) Extra() int { return len(l.grouping) + 1 }
+func (l labeler) extra() int { return len(l.grouping) + 1 }
 
-// Labels appends to out (empty, with room for in and Extra more) the labels
+// labels appends to out (empty, with room for in and extra more) the labels
 // of a series of metric whose body labels are in. Errors name the metric:
 // an invalid or duplicate label name, a value that is not UTF-8, a label
-// over the limits (a *limits.Error).
-func (l Labeler) Labels(out []*dto.LabelPair, metric string, in []*dto.LabelPair) ([]*dto.LabelPair, error) {
+// over the limits (an OverLimit *Error).
+func (l labeler) labels(out []*dto.LabelPair, metric string, in []*dto.LabelPair) ([]*dto.LabelPair, error) {
 	// A series with far more labels than the limit is rejected before the
 	// copy and sort below; body labels the grouping key overwrites are too
 	// few to matter.
 	if l.lim.MaxLabelsPerSeries > 0 && len(in) > l.lim.MaxLabelsPerSeries+len(l.grouping) {
-		return nil, l.lim.CheckLabelCount(metric, len(in))
+		return nil, checkLabelCount(l.lim, metric, len(in))
 	}
 	bodyInstance := false
 	for _, lp := range in {
@@ -60,7 +61,7 @@ func (l Labeler) Labels(out []*dto.LabelPair, metric string, in []*dto.LabelPair
 		if _, grouped := l.key.Get(n); grouped {
 			continue
 		}
-		if err := l.lim.CheckLabel(metric, n, lp.GetValue()); err != nil {
+		if err := checkLabel(l.lim, metric, n, lp.GetValue()); err != nil {
 			return nil, err
 		}
 		if strings.HasPrefix(n, "__") || !exposition.ValidLabelName(n, l.utf8Names) {
@@ -87,38 +88,4 @@ func (l Labeler) Labels(out []*dto.LabelPair, metric string, in []*dto.LabelPair
 		}
 	}
 	return out, nil
-}
-
-// LabelPairs returns the key's labels as label pairs, plus instance="" when
-// withInstance is set and the key has no instance label, sorted by name.
-// It allocates three times (pairs, strings, pointers) instead of three
-// times per label: label pairs made one by one were 5 of a push's 113
-// allocations.
-func (k Key) LabelPairs(withInstance bool) []*dto.LabelPair {
-	n := len(k.labels)
-	_, hasInstance := k.Get("instance")
-	addInstance := withInstance && !hasInstance
-	if addInstance {
-		n++
-	}
-	pairs := make([]dto.LabelPair, n)
-	strs := make([]string, 0, 2*n)
-	out := make([]*dto.LabelPair, 0, n)
-	add := func(name, value string) {
-		strs = append(strs, name, value)
-		p := &pairs[len(out)]
-		p.Name, p.Value = &strs[len(strs)-2], &strs[len(strs)-1]
-		out = append(out, p)
-	}
-	for _, l := range k.labels {
-		if addInstance && l.Name > "instance" {
-			add("instance", "")
-			addInstance = false
-		}
-		add(l.Name, l.Value)
-	}
-	if addInstance {
-		add("instance", "")
-	}
-	return out
 }

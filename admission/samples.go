@@ -1,4 +1,4 @@
-package seriesid
+package admission
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// CheckSampleSeries rejects a histogram or summary metric that would expose
+// checkSampleSeries rejects a histogram or summary metric that would expose
 // one sample series twice: two buckets with one upper bound (1 and 1.0,
 // +Inf twice, NaN twice) or two quantiles with one rank. It puts a
 // histogram's buckets in increasing order (sortBuckets), where repeats are
@@ -19,7 +19,7 @@ import (
 // float histograms, which OpenMetrics 1.0 cannot express: every scrape
 // format must be able to render every stored family, decided here at push
 // time rather than by whichever format was scraped last.
-func CheckSampleSeries(typ dto.MetricType, m *dto.Metric) error {
+func checkSampleSeries(typ dto.MetricType, m *dto.Metric) error {
 	switch typ {
 	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
 		h := m.GetHistogram()
@@ -103,9 +103,9 @@ func duplicateBound(n int, at func(int) float64) (float64, bool) {
 	return 0, false
 }
 
-// CheckReservedLabels rejects labels that would clash with the series a
+// checkReservedLabels rejects labels that would clash with the series a
 // summary or histogram expands into.
-func CheckReservedLabels(typ dto.MetricType, labels []*dto.LabelPair) error {
+func checkReservedLabels(typ dto.MetricType, labels []*dto.LabelPair) error {
 	var reserved string
 	switch typ {
 	case dto.MetricType_SUMMARY:

@@ -1,4 +1,4 @@
-package exposition
+package admission
 
 import (
 	"strings"
@@ -47,7 +47,7 @@ func TestCheckExemplars(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckExemplars(c.m)
+			err := checkExemplars(c.m)
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Fatalf("got %v, want no error", err)

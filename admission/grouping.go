@@ -1,0 +1,54 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/limits"
+	"github.com/pushgate/pushgate/seriesid"
+)
+
+// GroupingLabels checks a group's key (stage 1): a job, label names valid
+// under the name rules (utf8Names) and not reserved ("__" prefix), values
+// valid UTF-8, under the UTF-8 rules names that no escaping writes alike,
+// and names and values within the limits. A key parsed from a push path
+// passed the syntax part already (groupkey.ParsePath); one built from an
+// OTLP resource has not.
+func GroupingLabels(key groupkey.Key, utf8Names bool, lim limits.Limits) error {
+	if err := GroupingLimits(key, lim); err != nil {
+		return err
+	}
+	if key.Job() == "" {
+		return Inconsistent(errors.New("job name is required"))
+	}
+	for _, l := range key.Labels() {
+		if !exposition.ValidLabelName(l.Name, utf8Names) || strings.HasPrefix(l.Name, "__") {
+			return Inconsistent(fmt.Errorf("improper label name %q in the group key", l.Name))
+		}
+		if !utf8.ValidString(l.Value) {
+			return Inconsistent(fmt.Errorf("value %q of label %q is not valid UTF-8", l.Value, l.Name))
+		}
+		if utf8Names {
+			if err := seriesid.CheckLabelNameEscapes("", l.Name); err != nil {
+				return Inconsistent(err)
+			}
+		}
+	}
+	return nil
+}
+
+// GroupingLimits checks the lengths of a key's label names and values
+// against the limits: the part of stage 1 the HTTP layer runs on a push's
+// path before it reads the body. A refusal is an OverLimit *Error.
+func GroupingLimits(key groupkey.Key, lim limits.Limits) error {
+	for _, l := range key.Labels() {
+		if err := checkLabel(lim, "", l.Name, l.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
