@@ -14,6 +14,7 @@ import (
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/internal/gzipcat"
 	"github.com/pushgate/pushgate/internal/pipewrite"
+	"github.com/pushgate/pushgate/render"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -59,7 +60,7 @@ func (fw *familyWriter) skip(err error) {
 // reportSkipped counts and logs, in one line per scrape, the families the
 // scrape left out.
 func (fw *familyWriter) reportSkipped() {
-	fw.sn.ReportSkipped(fw.f, fw.skipped, fw.skipErr)
+	fw.sn.RenderState().ReportSkipped(fw.f, fw.skipped, fw.skipErr)
 	fw.skipped, fw.skipErr = 0, nil
 }
 
@@ -119,7 +120,7 @@ type part struct {
 	fam  *store.Family
 	// text is the family's cached body when the scrape is gzip-compressed
 	// (its deflate segment is used); nil otherwise.
-	text *store.TextBody
+	text *render.TextBody
 	// textPacked and textSize are the cached body's s2 block and length,
 	// copied so that writing the part does not read the TextBody again:
 	// between gathering a run and writing it, it has left the CPU cache (a
@@ -186,22 +187,23 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 			fw.touchSlots(run[i:min(i+gatherAhead, len(run))], protobuf || fw.gz != nil)
 		}
 		f := run[i].Family()
-		if packed, size, penc := f.PushedText(); !protobuf && fw.gz == nil && !fw.dropProtobuf && packed != nil && penc == enc {
+		c := f.Cache()
+		if packed, size, penc := c.Pushed(); !protobuf && fw.gz == nil && !fw.dropProtobuf && packed != nil && penc == enc {
 			// The common case: the body the push rendered.
 			parts = append(parts, part{kind: partText, fam: f, textPacked: packed, textSize: size})
 			total += size
 			continue
 		}
 		if fw.dropProtobuf {
-			f.DropProtobufBody()
+			c.DropProtobuf()
 		}
 		switch {
-		case f.Plain() && protobuf:
+		case c.Plain() && protobuf:
 			// The family needs no escaping: its protobuf bytes are
 			// written as they are. The frame length comes first: add up
 			// the lengths (from the s2 headers for bodies not cached yet)
 			// and decompress while writing, one family at a time.
-			if b, ok := f.ProtobufCached(); ok {
+			if b, ok := c.ProtobufCached(); ok {
 				// Cached by an earlier protobuf scrape: keep the bytes
 				// in the part, so that writing it does not read the
 				// family again.
@@ -209,15 +211,15 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 				total += len(b)
 				continue
 			}
-			n, err := f.ProtobufLen()
+			n, err := c.ProtobufLen(f)
 			if err != nil {
 				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].GroupID()), err))
 				continue
 			}
 			parts = append(parts, part{kind: partProtobuf, fam: f})
 			total += n
-		case f.Plain() && !protobuf:
-			tb, err := f.TextBody(enc, &fw.sc.RenderScratch)
+		case c.Plain() && !protobuf:
+			tb, err := c.Text(f, enc, &fw.sc.Scratch)
 			if err != nil {
 				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].GroupID()), err))
 				continue
@@ -227,7 +229,7 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 		default:
 			// Not plain: the body depends on the scrape's escaping scheme,
 			// so it is rendered every time.
-			b, err := f.Render(fw.f)
+			b, err := render.Body(f, fw.f)
 			if err != nil {
 				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].GroupID()), err))
 				continue
@@ -297,14 +299,15 @@ func (fw *familyWriter) touchSlots(run []store.Entry, family bool) {
 	var sum byte
 	for i := range run {
 		f := run[i].Family()
-		_, size, _ := f.PushedText()
+		c := f.Cache()
+		_, size, _ := c.Pushed()
 		sum += byte(size)
 		if family {
 			// A family spans two cache lines; gathering reads both.
 			sum += byte(f.Type())
-			if f.CachedText() != nil {
+			if c.CachedText() != nil {
 				sum++
-			} else if _, ok := f.ProtobufCached(); ok {
+			} else if _, ok := c.ProtobufCached(); ok {
 				sum++
 			}
 		}
@@ -316,7 +319,7 @@ func (fw *familyWriter) touchSlots(run []store.Entry, family bool) {
 func (fw *familyWriter) writePart(p part) error {
 	switch {
 	case p.kind == partProtobuf:
-		b, err := p.fam.ProtobufBody()
+		b, err := p.fam.Cache().Protobuf(p.fam)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/gzipcat"
 	"github.com/pushgate/pushgate/internal/pipewrite"
+	"github.com/pushgate/pushgate/render"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -28,7 +29,7 @@ type gzipLimits struct {
 // number of compressed bytes written. f must be text or OpenMetrics.
 //
 // The member is assembled from per-family DEFLATE segments cached beside
-// the families' text bodies (store.TextBody) and runs compressed on the
+// the families' text bodies (render.TextBody) and runs compressed on the
 // spot. Segments go only to families that survived a scrape interval
 // unchanged (seen by an earlier gzip scrape), and only segmentBudget bytes
 // of them per scrape: a segment costs about 6x what streaming the same
@@ -48,7 +49,7 @@ func (wr *Writer) writeGzip(w io.Writer, sn *store.Snapshot, f exposition.Format
 	if f.Encoding() == exposition.EncodingProtobuf {
 		return 0, fmt.Errorf("gzip scrape from cached segments: %s has no segments", f)
 	}
-	dropProtobuf := sn.StartScrape(f.Encoding())
+	dropProtobuf := sn.RenderState().StartScrape(f.Encoding())
 	out := pipewrite.NewWriter(w, wr.buffers)
 	n, err := wr.writeMember(out, sn, f, own, dropProtobuf, limits)
 	if cerr := out.Close(); err == nil {
@@ -111,7 +112,7 @@ const calmShare = 0.10
 // scratch holds the buffers a scrape renders and decodes into, reused
 // across its families, and a gzip scrape's accounting.
 type scratch struct {
-	store.RenderScratch
+	render.Scratch
 	// text is the buffer cached bodies are decoded into.
 	text []byte
 	// segments compresses family segments with a flate writer taken from
@@ -130,7 +131,7 @@ type scratch struct {
 // its segment if it has one, as a new segment if an earlier gzip scrape saw
 // it and the budget allows, else streamed into the current run (and marked
 // as seen, so that it gets a segment if it is still there next time).
-func (fw *familyWriter) writeGzipText(f *store.Family, tb *store.TextBody) error {
+func (fw *familyWriter) writeGzipText(f *store.Family, tb *render.TextBody) error {
 	fw.sc.allText += int64(tb.Size())
 	absorb := fw.gz.Absorbs()
 	if tb.Segment().Deflate == nil && !absorb && tb.GzipSeen() && tb.Size() <= fw.sc.budget {
@@ -157,7 +158,7 @@ func (fw *familyWriter) writeGzipText(f *store.Family, tb *store.TextBody) error
 
 // withSegment returns tb, a cached body of f, with its deflate segment,
 // compressing it and caching it in f first if need be.
-func (fw *familyWriter) withSegment(f *store.Family, tb *store.TextBody) (*store.TextBody, error) {
+func (fw *familyWriter) withSegment(f *store.Family, tb *render.TextBody) (*render.TextBody, error) {
 	if tb.Segment().Deflate != nil {
 		return tb, nil
 	}
@@ -169,11 +170,11 @@ func (fw *familyWriter) withSegment(f *store.Family, tb *store.TextBody) (*store
 	if err != nil {
 		return nil, fmt.Errorf("compress cached body of %q: %w", f.Name(), err)
 	}
-	return f.CacheSegment(tb, seg), nil
+	return f.Cache().CacheSegment(tb, seg), nil
 }
 
 // decode returns tb, a cached body of f, as text, in the scratch buffer.
-func (fw *familyWriter) decode(f *store.Family, tb *store.TextBody) ([]byte, error) {
+func (fw *familyWriter) decode(f *store.Family, tb *render.TextBody) ([]byte, error) {
 	if cap(fw.sc.text) < tb.Size() {
 		fw.sc.text = make([]byte, tb.Size())
 	}

@@ -271,10 +271,10 @@ func abs(v float64) float64 {
 func cacheBytes(s *testStore) (bytes, families int) {
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
-			pushed, _, _ := f.PushedText()
+			pushed, _, _ := f.Cache().Pushed()
 			held := pushed != nil
 			bytes += len(pushed)
-			if tb := f.CachedText(); tb != nil {
+			if tb := f.Cache().CachedText(); tb != nil {
 				if !sameBlock(tb.Packed(), pushed) {
 					bytes += len(tb.Packed())
 				}
@@ -305,10 +305,10 @@ type textView struct {
 // textOf returns the text body a scrape finds for f: its cached TextBody,
 // else the body its push rendered; nil if it has neither.
 func textOf(f *store.Family) *textView {
-	if tb := f.CachedText(); tb != nil {
+	if tb := f.Cache().CachedText(); tb != nil {
 		return &textView{size: tb.Size(), packed: tb.Packed(), deflate: tb.Segment().Deflate, seen: tb.GzipSeen()}
 	}
-	packed, size, _ := f.PushedText()
+	packed, size, _ := f.Cache().Pushed()
 	if packed == nil {
 		return nil
 	}

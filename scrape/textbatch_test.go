@@ -49,7 +49,7 @@ func TestABodyLargerThanABufferIsScrapedWhole(t *testing.T) {
 		fmt.Fprintf(&body, "big{i=\"%d\",pad=\"%s\"} %d\n", i, pad, i)
 	}
 	mustPush(t, s, key("job", "j"), store.Replace, body.String(), t0)
-	if _, size, _ := familyOf(t, s, key("job", "j"), "big").PushedText(); size <= pipewrite.BufferSize {
+	if _, size, _ := familyOf(t, s, key("job", "j"), "big").Cache().Pushed(); size <= pipewrite.BufferSize {
 		t.Fatalf("the body is %d bytes, not larger than a buffer (%d)", size, pipewrite.BufferSize)
 	}
 	text, fams := scrape(t, s)

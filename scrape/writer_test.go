@@ -108,7 +108,7 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	cached := func(enc exposition.Encoding) int {
 		n := 0
 		for _, f := range s.Group(k).Families() {
-			if packed, _, penc := f.PushedText(); f.Name() != store.PushFailureTimeName && packed != nil && penc == enc {
+			if packed, _, penc := f.Cache().Pushed(); f.Name() != store.PushFailureTimeName && packed != nil && penc == enc {
 				n++
 			}
 		}
@@ -129,7 +129,7 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	unpacked := func() int {
 		n := 0
 		for _, f := range s.Group(k).Families() {
-			if _, ok := f.ProtobufCached(); ok {
+			if _, ok := f.Cache().ProtobufCached(); ok {
 				n++
 			}
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/pushgate/pushgate/bench/payload"
-	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 )
 
@@ -59,7 +58,7 @@ func BenchmarkApply(b *testing.B) {
 // BenchmarkTextCache compares the two ways of caching the text bodies of
 // 10k groups for a text scrape: raw bytes written as they are, or s2
 // blocks decoded into a reused buffer as they are written (the design
-// kept: 3.6x less memory).
+// render.TextBody kept: 3.6x less memory).
 func BenchmarkTextCache(b *testing.B) {
 	s := filledStore(b, 10_000)
 	var raw, packed [][]byte
@@ -68,12 +67,13 @@ func BenchmarkTextCache(b *testing.B) {
 		for _, f := range g.Families() {
 			// The text bodies the pushes rendered, what a text scrape
 			// writes.
-			body, err := s2.Decode(nil, f.pushed.packed)
+			pushed, _, _ := f.cache.Pushed()
+			body, err := s2.Decode(nil, pushed)
 			if err != nil {
 				b.Fatal(err)
 			}
 			raw = append(raw, body)
-			packed = append(packed, f.pushed.packed)
+			packed = append(packed, pushed)
 			total += len(body)
 		}
 	}
@@ -104,51 +104,6 @@ func BenchmarkTextCache(b *testing.B) {
 				w.Write(body)
 			}
 			w.Flush()
-		}
-	})
-}
-
-// BenchmarkTextBlock encodes and decodes the bench payload's family bodies
-// (~1 KB each, 64 groups) as the s2 blocks TextBody keeps, reporting the
-// encoded size as a fraction of the text (ratio).
-func BenchmarkTextBlock(b *testing.B) {
-	var bodies [][]byte
-	for i := 0; i < 64; i++ {
-		for _, mf := range payload.Families(i, 0) {
-			body, err := exposition.AppendBody(nil, mf, exposition.NewFormat(exposition.EncodingText))
-			if err != nil {
-				b.Fatal(err)
-			}
-			bodies = append(bodies, body)
-		}
-	}
-	total := 0
-	for _, body := range bodies {
-		total += len(body)
-	}
-	b.Run("encode", func(b *testing.B) {
-		b.SetBytes(int64(total))
-		var n int
-		dst := make([]byte, 64<<10)
-		for i := 0; i < b.N; i++ {
-			n = 0
-			for _, body := range bodies {
-				n += len(s2.Encode(dst, body))
-			}
-		}
-		b.ReportMetric(float64(n)/float64(total), "ratio")
-	})
-	b.Run("decode", func(b *testing.B) {
-		var packed [][]byte
-		for _, body := range bodies {
-			packed = append(packed, s2.Encode(nil, body))
-		}
-		b.SetBytes(int64(total))
-		dst := make([]byte, 64<<10)
-		for i := 0; i < b.N; i++ {
-			for _, p := range packed {
-				s2.Decode(dst, p)
-			}
 		}
 	})
 }

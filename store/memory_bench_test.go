@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/render"
 )
 
 // BenchmarkStoreHeap reports the live heap a store of 10,000 groups of the
@@ -29,12 +30,13 @@ func BenchmarkStoreHeap(b *testing.B) {
 		for _, g := range s.Groups() {
 			for _, f := range g.Families() {
 				proto += len(f.packed)
-				text += len(f.pushed.packed)
-				if tb := f.text.Load(); tb != nil {
-					if !sameBlock(tb.packed, f.pushed.packed) {
-						text += len(tb.packed)
+				pushed, _, _ := f.cache.Pushed()
+				text += len(pushed)
+				if tb := f.cache.CachedText(); tb != nil {
+					if !sameBlock(tb.Packed(), pushed) {
+						text += len(tb.Packed())
 					}
-					deflate += len(tb.segment.Deflate)
+					deflate += len(tb.Segment().Deflate)
 				}
 			}
 		}
@@ -54,13 +56,13 @@ func BenchmarkStoreHeap(b *testing.B) {
 // marked as seen, without a segment.
 func fillCachesAsScrapesDo(b *testing.B, s *Store) {
 	b.Helper()
-	var sc RenderScratch
+	var sc render.Scratch
 	for _, g := range s.Groups() {
 		for _, f := range g.Families() {
-			if !f.Plain() {
+			if !f.cache.Plain() {
 				continue
 			}
-			tb, err := f.TextBody(exposition.EncodingText, &sc)
+			tb, err := f.cache.Text(f, exposition.EncodingText, &sc)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -45,7 +45,7 @@ func TestThePushOutcomeDoesNotDependOnTheFormatScrapedLast(t *testing.T) {
 			for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics} {
 				s := New(Options{})
 				sn := s.Snapshot()
-				sn.StartScrape(enc)
+				sn.RenderState().StartScrape(enc)
 				sn.Release()
 				_, outcome[enc] = s.Push(context.Background(), Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf()}, Time: t0})
 			}

@@ -127,14 +127,14 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 		meta:     unique.Make(familyMeta{name: name, help: rf.Help, unit: rf.Unit}),
 		typ:      rf.Type,
 		lastPush: groupcodec.UnixNanos(rf.LastPush),
-		plain:    exposition.ValidMetricName(name, false),
 	}
+	plain := exposition.ValidMetricName(name, false)
 	err := exposition.ProtobufBodyLabels(metrics, func(labels []exposition.LabelBytes) {
 		h.Reset()
 		h.WriteString(name)
 		for _, l := range labels {
 			seriesid.HashLabel(h, l.Name, l.Value)
-			f.plain = f.plain && exposition.ValidLabelName(string(l.Name), false)
+			plain = plain && exposition.ValidLabelName(string(l.Name), false)
 			if s.opts.UTF8Names && !slices.Contains(f.labels, string(l.Name)) {
 				f.labels = append(f.labels, string(l.Name))
 			}
@@ -145,10 +145,11 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 		return nil, fmt.Errorf("decode family %q: %w", name, err)
 	}
 	slices.Sort(f.labels)
-	if f.plain && (f.typ == dto.MetricType_COUNTER || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_GAUGE_HISTOGRAM) {
+	if plain && (f.typ == dto.MetricType_COUNTER || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_GAUGE_HISTOGRAM) {
 		// Exemplar label names count too (see newFamily).
-		f.plain = exposition.LegacyExemplarNamesInBody(metrics)
+		plain = exposition.LegacyExemplarNamesInBody(metrics)
 	}
+	f.cache.SetPlain(plain)
 	// Decode copied the state out of the record already.
 	if len(rf.State) > 0 {
 		// Its own variable: a pointer into rec would keep the record, and

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/btree"
 
-	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/render"
 )
 
 // Snapshot is a consistent, point-in-time view of the store for one scrape.
@@ -55,14 +55,10 @@ func (s *Store) releaseSnapshot() {
 	s.mu.Unlock()
 }
 
-// StartScrape records that a scrape in enc of the snapshot starts, so that
-// later pushes render their text bodies in enc (DESIGN §6; protobuf scrapes
-// change nothing there), and reports whether the scrape must drop the
-// families' cached protobuf bytes as it passes them
-// (Family.DropProtobufBody): a text scrape after a protobuf one.
-func (sn *Snapshot) StartScrape(enc exposition.Encoding) (dropProtobuf bool) {
-	return sn.store.render.scraped(enc)
-}
+// RenderState returns what the snapshot's store shares with its scrapes
+// about rendering: a scrape records its encoding there as it starts
+// (render.State.StartScrape) and the families it left out as it ends.
+func (sn *Snapshot) RenderState() *render.State { return &sn.store.render.State }
 
 // Ascend calls fn with every entry of the snapshot in scrape order (by
 // metric name, then by group ID) until fn returns false.
@@ -79,17 +75,4 @@ func (sn *Snapshot) HasFamily(name string) bool {
 		return false
 	})
 	return found
-}
-
-// ReportSkipped counts n families a scrape in f left out because they could
-// not be rendered in f (Store.SkippedFamilies), and logs it in one line
-// with the first one's error.
-func (sn *Snapshot) ReportSkipped(f exposition.Format, n int, first error) {
-	if n == 0 {
-		return
-	}
-	st := sn.store
-	st.skippedFamilies.Add(uint64(n))
-	st.logger.Error("families left out of a scrape: they cannot be rendered in its format",
-		"format", f.ContentType(), "families", n, "first_err", first)
 }

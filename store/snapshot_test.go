@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/render"
 )
 
 // snapshotBody renders sn in f the way a scrape merges it, for the tests of
@@ -32,7 +33,7 @@ func snapshotBody(t *testing.T, sn *Snapshot, f exposition.Format) []byte {
 		}
 		var bodies []byte
 		for _, fam := range run {
-			body, err := fam.Render(f)
+			body, err := render.Body(fam, f)
 			if err != nil {
 				t.Fatal(err)
 			}

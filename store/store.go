@@ -42,7 +42,8 @@ type Store struct {
 	logger  *slog.Logger
 	journal journal.Log
 	// render holds the text encoding pushes render for (the one last
-	// scraped) and the buffers pushes render into.
+	// scraped), the count of families scrapes left out, and the buffers
+	// pushes render into.
 	render renderState
 
 	mu sync.Mutex
@@ -78,9 +79,6 @@ type Store struct {
 	// applyConflicts counts the changes it applied against the index.
 	applied        journal.Position
 	applyConflicts uint64
-	// skippedFamilies counts the families scrapes left out because they
-	// could not be rendered in the scrape's format (SkippedFamilies).
-	skippedFamilies atomic.Uint64
 }
 
 // New returns an empty store.
@@ -98,6 +96,7 @@ func New(opts Options) *Store {
 		index:   newIndex(opts.UTF8Names),
 		entries: btree.NewG[Entry](32, entryLess),
 	}
+	s.render.SetLogger(logger)
 	s.index.reserve(PushTimeName, dto.MetricType_GAUGE, pushTimeHelp)
 	s.index.reserve(PushFailureTimeName, dto.MetricType_GAUGE, pushFailureTimeHelp)
 	return s
@@ -156,7 +155,7 @@ func (s *Store) Stats() Stats {
 // one of the gateway's own) out because it could not be rendered in the
 // scrape's format, so that the scrape stayed whole and valid. Pushes refuse
 // such families, so it stays 0 unless something slipped through.
-func (s *Store) SkippedFamilies() uint64 { return s.skippedFamilies.Load() }
+func (s *Store) SkippedFamilies() uint64 { return s.render.Skipped() }
 
 // Limits returns the limits the store enforces.
 func (s *Store) Limits() limits.Limits { return s.opts.Limits }

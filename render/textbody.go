@@ -1,6 +1,7 @@
-package store
+package render
 
 import (
+	"bytes"
 	"fmt"
 	"sync/atomic"
 
@@ -9,10 +10,10 @@ import (
 )
 
 // TextBody is the cached text or OpenMetrics body of a plain family, made
-// when a scrape needs more than the body the push rendered (Family.pushed):
+// when a scrape needs more than the body the push rendered (Cache.Pushed):
 // a body in another encoding, or the gzip state (seen by a gzip scrape, a
 // deflate segment). Its body is immutable; adding the deflate segment
-// installs a new one (Family.CacheSegment).
+// installs a new one (Cache.CacheSegment).
 //
 // The body is kept as an s2 block, not as text: at 10,000 groups of the
 // bench payload the raw bodies were 78.5 MB, the s2 blocks are 22 MB, and s2
@@ -59,52 +60,50 @@ func (tb *TextBody) GzipSeen() bool { return tb.gzipSeen.Load() }
 // a scrape interval unchanged and is worth one.
 func (tb *TextBody) MarkGzipSeen() { tb.gzipSeen.Store(true) }
 
-// RenderScratch holds the buffers TextBody renders into, reused across the
-// families of one scrape. The zero value is ready to use.
-type RenderScratch struct {
-	body, packed []byte
-}
+// CachedText returns the text body a scrape cached (Text), or nil.
+func (c *Cache) CachedText() *TextBody { return c.text.Load() }
 
-// TextBody returns the family's cached body for enc, rendering and caching
-// it first if the cache holds nothing or another encoding (a scrape in
-// another encoding than pushes rendered for). Only plain families are
-// cached: the others depend on the scrape's escaping scheme.
-func (f *Family) TextBody(enc exposition.Encoding, sc *RenderScratch) (*TextBody, error) {
-	cur := f.text.Load()
+// Text returns the cached body for enc of src, the family c belongs to,
+// rendering and caching it first if the cache holds nothing or another
+// encoding (a scrape in another encoding than pushes rendered for). Only
+// plain families are cached: the others depend on the scrape's escaping
+// scheme (Body renders them).
+func (c *Cache) Text(src Source, enc exposition.Encoding, sc *Scratch) (*TextBody, error) {
+	cur := c.text.Load()
 	if cur != nil && cur.enc == enc {
 		return cur, nil
 	}
-	if p := f.pushed; p.packed != nil && exposition.Encoding(p.enc) == enc {
+	if p := c.pushed; p.packed != nil && exposition.Encoding(p.enc) == enc {
 		tb := &TextBody{enc: enc, size: int(p.size), packed: p.packed}
-		if f.text.CompareAndSwap(cur, tb) {
+		if c.text.CompareAndSwap(cur, tb) {
 			return tb, nil
 		}
 		// Another scrape stored one first: use it if it is of this encoding.
-		if other := f.text.Load(); other != nil && other.enc == enc {
+		if other := c.text.Load(); other != nil && other.enc == enc {
 			return other, nil
 		}
 		return tb, nil
 	}
-	mf, err := f.Decode()
+	mf, err := src.Decode()
 	if err != nil {
 		return nil, err
 	}
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
 	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", f.Name(), err)
+		return nil, fmt.Errorf("render family %q: %w", src.Name(), err)
 	}
-	tb := &TextBody{enc: enc, size: len(sc.body), packed: packInto(&sc.packed, sc.body)}
-	f.text.Store(tb)
+	tb := &TextBody{enc: enc, size: len(sc.body), packed: bytes.Clone(EncodeInto(&sc.packed, sc.body))}
+	c.text.Store(tb)
 	return tb, nil
 }
 
-// CacheSegment returns tb, a body of f, with seg, the DEFLATE segment of
-// its text, and caches that in f unless f's cache moved on meanwhile. A
-// concurrent scrape may do the same work; the cache keeps one of the two
-// equal results.
-func (f *Family) CacheSegment(tb *TextBody, seg gzipcat.Segment) *TextBody {
+// CacheSegment returns tb, a body of the cache, with seg, the DEFLATE
+// segment of its text, and caches that unless the cache moved on
+// meanwhile. A concurrent scrape may do the same work; the cache keeps one
+// of the two equal results.
+func (c *Cache) CacheSegment(tb *TextBody, seg gzipcat.Segment) *TextBody {
 	next := &TextBody{enc: tb.enc, size: tb.size, packed: tb.packed, segment: seg}
 	next.gzipSeen.Store(true)
-	f.text.CompareAndSwap(tb, next)
+	c.text.CompareAndSwap(tb, next)
 	return next
 }

@@ -1,0 +1,156 @@
+// Package render holds what a stored family keeps to be scraped fast: the
+// text body its push rendered, the bodies scrapes cached (text in another
+// encoding, DEFLATE segments, decompressed protobuf bytes), and the state
+// pushes and scrapes share about rendering (the encoding last scraped).
+// Package store embeds a Cache in every family and fills it at push time;
+// package scrape reads and fills it while writing a scrape.
+package render
+
+import (
+	"bytes"
+	"math"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/s2"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// Cache is the render cache of one stored family. Its zero value is an
+// empty cache of a family that is not plain. It is kept by value in the
+// family (store.Family) rather than behind a pointer: a separate TextBody
+// per family was 7.2 MB of the 106 MB heap at 10,000 groups, and one more
+// cache miss per family per scrape. Its fields are those the family held
+// itself before they moved here, in the same order, so the family's layout
+// (160 bytes) is unchanged. It must not be copied once used.
+type Cache struct {
+	// pushed is the text or OpenMetrics body the push rendered, in the
+	// encoding last scraped, so that a scrape of unchanged data copies
+	// bytes (DESIGN §6), and whether the family is plain.
+	pushed textRef
+	// text caches a body the push did not render: one of another encoding,
+	// rendered by a scrape in that encoding, or the pushed body once a gzip
+	// scrape has seen it or given it a deflate segment. Only one encoding is
+	// kept, to bound memory. Protobuf bodies have a slot of their own, so
+	// that a gateway scraped in both formats does not re-render every family
+	// on each switch (8.7 s for a text scrape after a protobuf one at 10,000
+	// groups, when protobuf bodies shared this cache).
+	text atomic.Pointer[TextBody]
+	// unpacked caches the decompressed protobuf bytes between protobuf
+	// scrapes: decompressing on every scrape made a protobuf scrape of
+	// 10,000 groups 2.5x slower. A text scrape drops it, so a gateway that
+	// is not scraped by protobuf holds only the family's s2 block.
+	unpacked atomic.Pointer[[]byte]
+}
+
+// textRef is a plain family's text body in one encoding, as the push
+// rendered it: the s2 block, the body's length and its encoding, and the
+// family's plainness in what would be padding. The cache keeps it inline:
+// following each family to a separate TextBody cost two cache misses per
+// family, 18% of a 10,000-group text scrape. A copy in each scrape-order
+// slot, so that a text scrape would not read the families either, was
+// measured and removed: 15 alternating runs of BenchmarkScrape at 10,000
+// groups, text 34.9 ms of CPU per scrape with the copy and 35.3 ms ±13%
+// without, no other format faster with it, and the copies held 3.2 MB of
+// the heap (BenchmarkStoreHeap 101.6 MB with, 98.4 without). A scrape in
+// another encoding than the push rendered for finds enc differs and asks
+// the cache (Cache.Text).
+type textRef struct {
+	packed []byte
+	size   int32
+	enc    int8
+	// plain is true when every name in the family is a legacy name
+	// (exposition.LegacyNames), so its rendering does not depend on the
+	// scrape's escaping scheme and can be cached per encoding.
+	plain bool
+}
+
+// Scratch holds the buffers bodies are rendered and compressed into,
+// reused across the families of one push or one scrape. The zero value is
+// ready to use.
+type Scratch struct {
+	body, packed []byte
+}
+
+// MaxScratch is the largest buffer a pooled Scratch should keep, so that
+// one huge family does not pin its memory forever.
+const MaxScratch = 1 << 20
+
+// Oversized reports whether sc holds a buffer larger than MaxScratch, and
+// so should not be pooled.
+func (sc *Scratch) Oversized() bool {
+	return cap(sc.body) > MaxScratch || cap(sc.packed) > MaxScratch
+}
+
+// Fill fills an empty cache at push time, and returns the copy of pb (the
+// s2 block of the family's protobuf bytes, only valid until the caller's
+// next use of its buffer) that the family keeps. plain says whether every
+// name of mf is a legacy name. A plain family's body is rendered now in
+// enc (the text encoding last scraped, State.Encoding), straight from the
+// dto the push decoded, so that scrapes only copy bytes; enc
+// EncodingProtobuf renders none, and neither does a family that cannot be
+// rendered in enc (it is stored all the same, so the outcome of a push
+// never depends on enc).
+//
+// Rendering at push time adds about 15 us to a push of the 8-family bench
+// payload (store's BenchmarkApply groups=0, alternating runs of both test
+// binaries: 62-90 us before, 91-96 us after; 10.1 -> 10.8 KB and 81 -> 90
+// allocations, the kept s2 block and TextBody per family, with the push
+// buffers pooled); rendering the same bodies at scrape time cost ~24 us
+// per family, because the scrape had to decode the stored protobuf first.
+func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
+	c.pushed.plain = plain
+	if !plain || enc == exposition.EncodingProtobuf {
+		return bytes.Clone(pb)
+	}
+	var err error
+	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
+	if err != nil || len(sc.body) > math.MaxInt32 {
+		// No body to keep. A family that cannot be rendered in the
+		// encoding last scraped (a float histogram in OpenMetrics 1.0)
+		// is still stored: whether a push is accepted must not depend
+		// on which format was scraped last (DESIGN §5), so it is
+		// decided by the checks before, the same for every push. A
+		// scrape in that encoding leaves the family out.
+		return bytes.Clone(pb)
+	}
+	text := EncodeInto(&sc.packed, sc.body)
+	// Both blocks share one allocation: one object less per family for the
+	// collector to track (900,000 at 100,000 groups). Capacities are capped
+	// so that neither can grow into the other.
+	both := make([]byte, len(pb)+len(text))
+	copy(both, pb)
+	copy(both[len(pb):], text)
+	c.pushed = textRef{packed: both[len(pb):], size: int32(len(sc.body)), enc: int8(enc), plain: true}
+	return both[:len(pb):len(pb)]
+}
+
+// SetPlain records whether the family is plain, for a family restored
+// without a rendered body (Fill records it for the others).
+func (c *Cache) SetPlain(plain bool) { c.pushed.plain = plain }
+
+// Plain reports whether every name in the family is a legacy name
+// (exposition.LegacyNames): its bodies then do not depend on the scrape's
+// escaping scheme, so they are cached (Pushed, Text) and a protobuf scrape
+// writes its stored bytes as they are (Protobuf).
+func (c *Cache) Plain() bool { return c.pushed.plain }
+
+// Pushed returns the s2 block of the text body the push rendered (in the
+// encoding last scraped, DESIGN §6), its uncompressed size and its
+// encoding; packed is nil when there is none (a family that is not plain,
+// restored from the journal, or that cannot be rendered in that encoding).
+// The block must not be modified.
+func (c *Cache) Pushed() (packed []byte, size int, enc exposition.Encoding) {
+	p := c.pushed
+	return p.packed, int(p.size), exposition.Encoding(p.enc)
+}
+
+// EncodeInto returns the s2 block of b, encoded in the scratch buffer *buf
+// (grown if need be); the result is only valid until the next use of buf.
+func EncodeInto(buf *[]byte, b []byte) []byte {
+	if n := s2.MaxEncodedLen(len(b)); cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	return s2.Encode((*buf)[:cap(*buf)], b)
+}

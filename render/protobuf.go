@@ -1,0 +1,102 @@
+package render
+
+import (
+	"fmt"
+
+	"github.com/klauspost/compress/s2"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pushgate/pushgate/exposition"
+)
+
+// Source is what rendering reads of a stored family besides its cache:
+// store.Family is one. The cache's methods that render or decompress take
+// the family they belong to as a Source.
+type Source interface {
+	// Name returns the family's name, for errors.
+	Name() string
+	// Packed returns the s2 block of the family's protobuf bytes (the
+	// repeated field 4 of MetricFamily); it must not be modified.
+	Packed() []byte
+	// Decode returns the family as a new dto object.
+	Decode() (*dto.MetricFamily, error)
+}
+
+// ProtobufCached returns the family's protobuf bytes as an earlier
+// protobuf scrape cached them (Protobuf), and whether there are any.
+// The bytes must not be modified.
+func (c *Cache) ProtobufCached() ([]byte, bool) {
+	if b := c.unpacked.Load(); b != nil {
+		return *b, true
+	}
+	return nil, false
+}
+
+// Metrics returns the protobuf bytes of the metrics of src, the family c
+// belongs to: the cached ones or a new decompressed copy. The result must
+// not be modified.
+func (c *Cache) Metrics(src Source) ([]byte, error) {
+	if b := c.unpacked.Load(); b != nil {
+		return *b, nil
+	}
+	n, err := c.ProtobufLen(src)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s2.Decode(make([]byte, n), src.Packed())
+	if err != nil {
+		return nil, fmt.Errorf("decompress stored family %q: %w", src.Name(), err)
+	}
+	return b, nil
+}
+
+// ProtobufLen returns the length of the protobuf bytes of src (the family
+// c belongs to), read from the s2 block's header without decompressing it.
+func (c *Cache) ProtobufLen(src Source) (int, error) {
+	if b := c.unpacked.Load(); b != nil {
+		return len(*b), nil
+	}
+	n, err := s2.DecodedLen(src.Packed())
+	if err != nil {
+		return 0, fmt.Errorf("decompress stored family %q: %w", src.Name(), err)
+	}
+	return n, nil
+}
+
+// Protobuf returns the protobuf bytes of src (the family c belongs to) for
+// a protobuf scrape and keeps them for the next one, until DropProtobuf.
+// The bytes must not be modified.
+func (c *Cache) Protobuf(src Source) ([]byte, error) {
+	if b := c.unpacked.Load(); b != nil {
+		return *b, nil
+	}
+	b, err := c.Metrics(src)
+	if err != nil {
+		return nil, err
+	}
+	c.unpacked.Store(&b)
+	return b, nil
+}
+
+// DropProtobuf forgets the protobuf bytes Protobuf kept, so that a gateway
+// no longer scraped by protobuf holds only the compressed ones.
+func (c *Cache) DropProtobuf() {
+	if c.unpacked.Load() != nil {
+		c.unpacked.Store(nil)
+	}
+}
+
+// Body returns the body of src in fm, rendered from its protobuf bytes:
+// the way to a body no cache holds (a family that is not plain, whose body
+// depends on the scrape's escaping scheme).
+func Body(src Source, fm exposition.Format) ([]byte, error) {
+	mf, err := src.Decode()
+	if err != nil {
+		return nil, err
+	}
+	b, err := exposition.AppendBody(nil, mf, fm)
+	if err != nil {
+		return nil, fmt.Errorf("render family %q: %w", src.Name(), err)
+	}
+	return b, nil
+}
