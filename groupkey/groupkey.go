@@ -1,12 +1,14 @@
 // Package groupkey holds the identity of a metric group: its grouping labels,
 // their canonical ID (written by New, read back by ParseID), its grouping
 // path in a push URL (read by ParsePath, written by Key.Path), the label set
-// rendering used in logs and error messages, and the labels the key gives
-// the series pushed under it (Labeler).
+// rendering used in logs and error messages, and its labels as label pairs
+// (LabelPairs). Whether a key may be pushed to is package admission's
+// matter.
 package groupkey
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,3 +126,8 @@ func (k Key) String() string {
 	b.WriteByte('}')
 	return b.String()
 }
+
+// LogValue renders the key as String does, for log/slog: a key passed to a
+// logger is rendered only when the record is written, so a debug line on
+// the push path costs nothing while debug logging is off.
+func (k Key) LogValue() slog.Value { return slog.StringValue(k.String()) }

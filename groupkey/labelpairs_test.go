@@ -1,6 +1,7 @@
 package groupkey
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -35,6 +36,26 @@ func TestLabelPairs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := render(New(tt.key).LabelPairs(tt.withInstance)); got != tt.want {
 				t.Errorf("LabelPairs = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAKeyLogsAsItsLabelSetInEveryHandler(t *testing.T) {
+	k := New(map[string]string{"job": "j", "a": "x y"})
+	for _, tc := range []struct {
+		name string
+		h    func(*strings.Builder) slog.Handler
+		want string
+	}{
+		{"text", func(b *strings.Builder) slog.Handler { return slog.NewTextHandler(b, nil) }, `group="{a=\"x y\",job=\"j\"}"`},
+		{"json", func(b *strings.Builder) slog.Handler { return slog.NewJSONHandler(b, nil) }, `"group":"{a=\"x y\",job=\"j\"}"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			slog.New(tc.h(&b)).Info("m", "group", k)
+			if !strings.Contains(b.String(), tc.want) {
+				t.Fatalf("logged %s, want it to hold %s", b.String(), tc.want)
 			}
 		})
 	}

@@ -130,7 +130,7 @@ func (s *Store) dropTimeFamilies(key groupkey.Key, families []*dto.MetricFamily)
 			continue
 		}
 		s.overridden.Add(1)
-		s.logger.Debug("pushed family replaced by the gateway's own", "group", key.String(), "family", name)
+		s.logger.Debug("pushed family replaced by the gateway's own", "group", key, "family", name)
 		families = append(families[:i:i], families[i+1:]...)
 		i--
 	}
@@ -179,7 +179,7 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 		if err != nil {
 			s.mu.Unlock()
 			// Debug: a client can cause this at will, so it must not flood the log.
-			s.logger.Debug("failure time not recorded: the group cannot be created", "group", key.String(), "reason", err)
+			s.logger.Debug("failure time not recorded: the group cannot be created", "group", key, "reason", err)
 			return
 		}
 	}
@@ -189,7 +189,7 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 		_, err = s.wait(ctx, ticket)
 	}
 	if err != nil {
-		s.logger.Error("failure time not recorded", "group", key.String(), "err", err)
+		s.logger.Error("failure time not recorded", "group", key, "err", err)
 	}
 }
 
