@@ -48,8 +48,8 @@ type Replica struct {
 	confirmed atomic.Int64
 	// logCurrent is the latest position Log.Current returned.
 	logCurrent atomic.Uint64
-	// resyncs counts the stores Run rebuilt (Status's Rebuilds).
-	resyncs atomic.Uint64
+	// rebuilds counts the stores Run rebuilt (Status.Rebuilds).
+	rebuilds atomic.Uint64
 
 	// gate admits writes to the current store (BeginWrite holds it for
 	// reading); closing writes takes it for writing, so that it waits for
@@ -132,7 +132,7 @@ func (r *Replica) Ready() bool {
 func (r *Replica) Run(ctx context.Context) error {
 	for first := true; ctx.Err() == nil; first = false {
 		if !first {
-			r.resyncs.Add(1)
+			r.rebuilds.Add(1)
 		}
 		st, err := r.load(ctx)
 		if err != nil {

@@ -26,7 +26,7 @@ func (r *Replica) Status() Status {
 	s := Status{
 		Leading:  r.leading.Load(),
 		Applied:  uint64(r.current.Load().Applied()),
-		Rebuilds: r.resyncs.Load(),
+		Rebuilds: r.rebuilds.Load(),
 	}
 	s.Current = max(r.logCurrent.Load(), s.Applied)
 	r.mu.Lock()
