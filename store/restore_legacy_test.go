@@ -9,8 +9,8 @@ import (
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/groupcodec/groupcodectest"
 	"github.com/pushgate/pushgate/groupkey"
-	"github.com/pushgate/pushgate/internal/codectest"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -18,7 +18,7 @@ import (
 // groupcodec wrote it.
 func legacyRecord(t *testing.T, version byte, g *Group) []byte {
 	t.Helper()
-	b, err := codectest.Legacy(version, encodeGroup(g))
+	b, err := groupcodectest.Legacy(version, encodeGroup(g))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pushgate/pushgate/internal/codectest"
+	"github.com/pushgate/pushgate/groupcodec/groupcodectest"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/filejournal"
 	"github.com/pushgate/pushgate/store"
@@ -23,7 +23,7 @@ func rewriteJournal(t *testing.T, path string, version byte, st *store.Store) {
 	ctx := context.Background()
 	ops := st.JournalOps()
 	for i := range ops {
-		v, err := codectest.Legacy(version, ops[i].Value)
+		v, err := groupcodectest.Legacy(version, ops[i].Value)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/groupcodec/groupcodectest"
 	"github.com/pushgate/pushgate/groupkey"
-	"github.com/pushgate/pushgate/internal/codectest"
 	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/journal/etcdlog"
 	"github.com/pushgate/pushgate/store"
@@ -24,7 +24,7 @@ import (
 // as an s2 block.
 func version2Value(t testing.TB, v []byte) []byte {
 	t.Helper()
-	b, err := codectest.Legacy(2, v)
+	b, err := groupcodectest.Legacy(2, v)
 	if err != nil {
 		t.Fatal(err)
 	}

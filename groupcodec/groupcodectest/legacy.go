@@ -1,7 +1,7 @@
-// Package codectest writes group records as earlier versions of pushgate
+// Package groupcodectest writes group records as earlier versions of pushgate
 // wrote them, for tests that check they still load. It is test support
 // only: nothing in the product imports it.
-package codectest
+package groupcodectest
 
 import (
 	"encoding/binary"
