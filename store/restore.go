@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"fmt"
-	"hash/maphash"
-	"slices"
 	"unique"
 
 	"github.com/klauspost/compress/s2"
@@ -71,19 +69,19 @@ func (s *Store) installChecked(g *Group, prepared []preparedFamily) error {
 // storedGroup rebuilds the group of key the store itself encoded as rec
 // (key is recordKey(rec)). Its families were checked field by field and
 // rendered when they were pushed, so they are rebuilt straight from their
-// protobuf bytes: the series are hashed from the labels read in place, and
-// text is rendered by the first scrape that needs it. Building families through prepare and newFamily instead took
-// 1.2 s for 10,000 groups of the bench payload (BenchmarkRestore), most of
-// it decoding into dto objects and rendering.
+// protobuf bytes: their identity (seriesid.Family, the push's rule) is
+// derived from the labels read in place, and text is rendered by the first
+// scrape that needs it. Building families through prepare and newFamily
+// instead took 1.2 s for 10,000 groups of the bench payload
+// (BenchmarkRestore), most of it decoding into dto objects and rendering.
 func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group) (*Group, []preparedFamily, error) {
 	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(map[string]*Family, len(rec.Families)+2)}
 	prepared := make([]preparedFamily, 0, len(rec.Families)+2)
-	var h maphash.Hash
-	h.SetSeed(s.seed)
+	var id seriesid.Family
 	var sc scratch
 	for i := range rec.Families {
 		rf := &rec.Families[i]
-		f, err := s.storedFamily(rf, &h, &sc)
+		f, err := s.storedFamily(rf, &id, &sc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -108,7 +106,7 @@ func familiesOf(g *Group) map[string]*Family {
 // the series, and a copy of it becomes the family's (the record's memory
 // may be reused after: Apply keeps no reference to it). An older record
 // holds the protobuf bytes, which are compressed.
-func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch) (*Family, error) {
+func (s *Store) storedFamily(rf *groupcodec.Family, id *seriesid.Family, sc *scratch) (*Family, error) {
 	name := rf.Name
 	metrics := rf.Metrics
 	if rf.Packed != nil {
@@ -128,28 +126,15 @@ func (s *Store) storedFamily(rf *groupcodec.Family, h *maphash.Hash, sc *scratch
 		typ:      rf.Type,
 		lastPush: groupcodec.UnixNanos(rf.LastPush),
 	}
-	plain := exposition.ValidMetricName(name, false)
+	id.Start(s.seed, name, s.opts.UTF8Names)
 	err := exposition.ProtobufBodyLabels(metrics, func(labels []exposition.LabelBytes) {
-		h.Reset()
-		h.WriteString(name)
-		for _, l := range labels {
-			seriesid.HashLabel(h, l.Name, l.Value)
-			plain = plain && exposition.ValidLabelName(string(l.Name), false)
-			if s.opts.UTF8Names && !slices.Contains(f.labels, string(l.Name)) {
-				f.labels = append(f.labels, string(l.Name))
-			}
-		}
-		f.series = append(f.series, h.Sum64())
+		f.series = append(f.series, id.SeriesBytes(labels))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("decode family %q: %w", name, err)
 	}
-	slices.Sort(f.labels)
-	if plain && (f.typ == dto.MetricType_COUNTER || f.typ == dto.MetricType_HISTOGRAM || f.typ == dto.MetricType_GAUGE_HISTOGRAM) {
-		// Exemplar label names count too (see newFamily).
-		plain = exposition.LegacyExemplarNamesInBody(metrics)
-	}
-	f.cache.SetPlain(plain)
+	f.labels = id.LabelNames()
+	f.cache.SetPlain(id.PlainBody(f.typ, metrics))
 	// Decode copied the state out of the record already.
 	if len(rf.State) > 0 {
 		// Its own variable: a pointer into rec would keep the record, and
