@@ -20,6 +20,12 @@ const (
 	EncodingOpenMetrics
 	// EncodingProtobuf is the varint-delimited protobuf MetricFamily stream.
 	EncodingProtobuf
+	// EncodingProtoText is the protobuf text format (encoding=text), one
+	// multi-line MetricFamily message per family (AppendProtoText).
+	EncodingProtoText
+	// EncodingProtoCompactText is the protobuf compact text format
+	// (encoding=compact-text), one MetricFamily message per line.
+	EncodingProtoCompactText
 )
 
 // String returns a short lower-case name for e, such as "text".
@@ -31,6 +37,10 @@ func (e Encoding) String() string {
 		return "openmetrics"
 	case EncodingProtobuf:
 		return "protobuf"
+	case EncodingProtoText:
+		return "prototext"
+	case EncodingProtoCompactText:
+		return "protocompacttext"
 	default:
 		return "unknown"
 	}
@@ -69,10 +79,10 @@ func Negotiate(h http.Header) Format {
 	// le="1" as le="1.0", so preferring OpenMetrics would rename series that
 	// the reference Pushgateway (which never serves OpenMetrics) exposes.
 	// OpenMetrics goes to scrapers that accept nothing else. The protobuf
-	// text and compact-text debugging formats are not negotiated here: web
-	// serves them to a client that asks for one of them first
-	// (protoTextFormat) and asks Negotiate only otherwise, so a header
-	// naming only those would get the text format here.
+	// text and compact-text debugging formats are not negotiated here:
+	// NegotiateScrape serves them to a client that asks for one of them
+	// first and asks Negotiate only otherwise, so a header naming only
+	// those would get the text format here.
 	if acceptsClassic(h.Get("Accept")) {
 		return newFormat(expfmt.NegotiateAccept(h, expfmt.FmtProtoDelim, expfmt.FmtText))
 	}
@@ -135,6 +145,10 @@ func newFormat(ef expfmt.Format) Format {
 		f.enc = EncodingOpenMetrics
 	case expfmt.TypeProtoDelim:
 		f.enc = EncodingProtobuf
+	case expfmt.TypeProtoText:
+		f.enc = EncodingProtoText
+	case expfmt.TypeProtoCompact:
+		f.enc = EncodingProtoCompactText
 	default:
 		f.enc = EncodingText
 	}

@@ -167,6 +167,9 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 		}
 		unit = run[0].Family().Unit()
 	}
+	if isProtoText(fw.f) {
+		return fw.writeProtoTextRun(name, own, help, typ, unit, run)
+	}
 	untyped := fw.renamesCounter(name, typ)
 	parts := fw.gather.parts[:0]
 	defer func() { fw.gather.parts = parts }()

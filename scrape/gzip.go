@@ -46,7 +46,7 @@ func (wr *Writer) WriteGzip(w io.Writer, sn *store.Snapshot, f exposition.Format
 
 // writeGzip is WriteGzip under limits (tests shrink them).
 func (wr *Writer) writeGzip(w io.Writer, sn *store.Snapshot, f exposition.Format, own []*dto.MetricFamily, limits gzipLimits) (int64, error) {
-	if f.Encoding() == exposition.EncodingProtobuf {
+	if enc := f.Encoding(); enc != exposition.EncodingText && enc != exposition.EncodingOpenMetrics {
 		return 0, fmt.Errorf("gzip scrape from cached segments: %s has no segments", f)
 	}
 	dropProtobuf := sn.RenderState().StartScrape(f.Encoding())

@@ -1,6 +1,7 @@
 // Package scrape writes the merged exposition of a store snapshot: the
 // gateway's own families and every group's, merged by name, in any
-// exposition format, plain or gzip-compressed. It streams the bodies the
+// exposition format (the protobuf text formats too), plain or
+// gzip-compressed. It streams the bodies the
 // store's families cache (their render.Cache: the pushed body, cached text
 // bodies), assembles gzip members from their cached DEFLATE segments, and
 // holds the buffers and flate writers scrapes reuse; the store holds the
@@ -58,7 +59,12 @@ func NewWriter() *Writer {
 // and valid; an error means w failed (or stored bytes are corrupt), and the
 // response is then cut short. It returns the bytes written to w.
 func (wr *Writer) Write(w io.Writer, sn *store.Snapshot, f exposition.Format, own []*dto.MetricFamily) (int64, error) {
-	dropProtobuf := sn.RenderState().StartScrape(f.Encoding())
+	dropProtobuf := false
+	if !isProtoText(f) {
+		// The protobuf text formats read no cache, and must not make
+		// pushes render for them.
+		dropProtobuf = sn.RenderState().StartScrape(f.Encoding())
+	}
 	out := pipewrite.NewWriter(w, wr.buffers)
 	fw := &familyWriter{sn: sn, w: out, out: out, f: f, wr: wr, gather: wr.gatherBuffers(), dropProtobuf: dropProtobuf}
 	defer wr.putGatherBuffers(fw.gather)

@@ -13,9 +13,9 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 )
 
-// gzipWriters reuses compressors between protobuf scrapes (text scrapes
-// reuse the store's flate writers); a gzip writer holds about a megabyte of
-// state.
+// gzipWriters reuses compressors between gzip scrapes in protobuf or a
+// protobuf text format (text and OpenMetrics gzip scrapes reuse the scrape
+// Writer's flate writers); a gzip writer holds about a megabyte of state.
 type gzipWriters struct{ pool sync.Pool }
 
 func (g *gzipWriters) get(w io.Writer) *gzip.Writer {
@@ -39,11 +39,7 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		h.logger.Warn("gathering the gateway's own metrics", "err", err)
 	}
 	own = withEmptyOwnFamilies(own, h.ownFamilies)
-	if pf, ok := protoTextFormat(r.Header); ok {
-		h.scrapeProtoText(w, r, pf, own)
-		return
-	}
-	f := exposition.Negotiate(r.Header)
+	f := exposition.NegotiateScrape(r.Header)
 	snap := h.store().Snapshot()
 	defer snap.Release()
 	w.Header().Set("Content-Type", f.ContentType())
@@ -59,7 +55,7 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Encoding", "gzip")
-	if f.Encoding() != exposition.EncodingProtobuf {
+	if enc := f.Encoding(); enc == exposition.EncodingText || enc == exposition.EncodingOpenMetrics {
 		// Text and OpenMetrics: families unchanged since the last gzip
 		// scrape are copied as cached deflate segments, the rest is
 		// streamed; gzipping the whole body per scrape cost ~190 ms of CPU
@@ -69,6 +65,8 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	// Protobuf and the protobuf text formats: the whole body through one
+	// pooled gzip writer.
 	zw := h.gzip.get(w)
 	if _, err := h.scrapes.Write(zw, snap, f, own); err != nil {
 		h.logger.Debug("scrape aborted", "err", err)
