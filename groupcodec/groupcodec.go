@@ -274,7 +274,9 @@ func decodeHead(packed []byte) (head []byte, release func(), err error) {
 }
 
 // UnixNanos returns t as a record holds it: Unix nanoseconds, 0 for the
-// zero time. The store keeps a family's last push time in this form too.
+// zero time ("never"). It is the one place that maps the zero time to 0:
+// the store keeps a family's last push time in this form, and writes its
+// push_time_seconds and push_failure_time_seconds from it.
 func UnixNanos(t time.Time) int64 {
 	if t.IsZero() {
 		return 0

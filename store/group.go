@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/seriesid"
 )
@@ -102,13 +103,11 @@ func (g *Group) clone() *Group {
 	return ng
 }
 
-// unixSeconds converts t to the float the timestamp families carry; the zero
-// time is 0, meaning "never".
+// unixSeconds converts t to the float the timestamp families carry: t as
+// a record holds it (groupcodec.UnixNanos, where the zero time, "never",
+// is 0), in seconds.
 func unixSeconds(t time.Time) float64 {
-	if t.IsZero() {
-		return 0
-	}
-	return float64(t.UnixNano()) / 1e9
+	return float64(groupcodec.UnixNanos(t)) / 1e9
 }
 
 // timeFamily builds push_time_seconds or push_failure_time_seconds for key,
