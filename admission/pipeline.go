@@ -23,11 +23,11 @@ const (
 // nothing but the push itself, with what the store keeps of its identity.
 type Family struct {
 	MF *dto.MetricFamily
-	// Series holds one hash per metric (seriesid.Hash of its name and
-	// sanitized labels), in the order of MF.Metric.
+	// Series holds one hash per metric (seriesid.Family's hash of its
+	// name and sanitized labels), in the order of MF.Metric.
 	Series []uint64
-	// Plain is exposition.LegacyNames(MF): every name in it is a legacy
-	// one, so its text can be rendered once for every escaping.
+	// Plain says that every name in MF is a legacy one (seriesid.Family),
+	// so its text can be rendered once for every escaping.
 	Plain bool
 	// Labels holds the family's distinct label names, sorted, under the
 	// UTF-8 name rules only (the index keeps them apart under every
@@ -82,15 +82,6 @@ func check(key groupkey.Key, families []*dto.MetricFamily, opts Options) ([]Fami
 		return nil, err
 	}
 	labeler := newLabeler(key, utf8Names, lim)
-	// Under the legacy name rules every metric and label name is checked
-	// below against them, so with a legacy grouping key only a family's
-	// exemplar label names remain to be looked at to know it is plain (a
-	// second look at every name was 3.7% of a text push's CPU,
-	// BenchmarkPush).
-	allLegacy := !utf8Names
-	for _, l := range key.Labels() {
-		allLegacy = allLegacy && exposition.ValidLabelName(l.Name, false)
-	}
 	if utf8Names {
 		for _, l := range key.Labels() {
 			if err := seriesid.CheckLabelNameEscapes("", l.Name); err != nil {
@@ -111,8 +102,9 @@ func check(key groupkey.Key, families []*dto.MetricFamily, opts Options) ([]Fami
 	hashSlab := make([]uint64, 0, totalMetrics)
 	seen := make(map[uint64]struct{}, maxMetrics)
 
-	var h maphash.Hash
-	h.SetSeed(opts.Seed)
+	// One identity for every family of the push: the same rule the store
+	// applies to families it restores or replicates.
+	var id seriesid.Family
 	out := make([]Family, 0, len(families))
 	for _, mf := range families {
 		name := mf.GetName()
@@ -126,6 +118,7 @@ func check(key groupkey.Key, families []*dto.MetricFamily, opts Options) ([]Fami
 			return nil, err
 		}
 		clear(seen)
+		id.Start(opts.Seed, name, utf8Names)
 		// One slab holds the series hashes of every family of the push.
 		hashes := hashSlab[len(hashSlab) : len(hashSlab) : len(hashSlab)+len(mf.Metric)]
 		hashSlab = hashSlab[:len(hashSlab)+len(mf.Metric)]
@@ -157,21 +150,15 @@ func check(key groupkey.Key, families []*dto.MetricFamily, opts Options) ([]Fami
 			if err := checkReservedLabels(mf.GetType(), labels); err != nil {
 				return nil, fmt.Errorf("metric %q: %w", name, err)
 			}
-			sh := seriesid.Hash(&h, name, labels)
+			sh := id.Series(labels)
 			if _, dup := seen[sh]; dup {
 				return nil, fmt.Errorf("duplicate series %s in the push", seriesid.String(name, labels))
 			}
 			seen[sh] = struct{}{}
 			hashes = append(hashes, sh)
 		}
-		pf := Family{MF: mf, Series: hashes}
-		if allLegacy {
-			pf.Plain = exposition.LegacyExemplarNames(mf)
-		} else {
-			pf.Plain = exposition.LegacyNames(mf)
-		}
+		pf := Family{MF: mf, Series: hashes, Plain: id.Plain(mf), Labels: id.LabelNames()}
 		if utf8Names {
-			pf.Labels = seriesid.FamilyLabelNames(mf)
 			for _, l := range pf.Labels {
 				if err := seriesid.CheckLabelNameEscapes(name, l); err != nil {
 					return nil, err
