@@ -21,6 +21,7 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/internal/gzipcat"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -275,7 +276,7 @@ func cacheBytes(s *testStore) (bytes, families int) {
 			held := pushed != nil
 			bytes += len(pushed)
 			if tb := f.Cache().CachedText(); tb != nil {
-				if !sameBlock(tb.Packed(), pushed) {
+				if !storetest.SameBlock(tb.Packed(), pushed) {
 					bytes += len(tb.Packed())
 				}
 				bytes += len(tb.Segment().Deflate)
@@ -287,11 +288,6 @@ func cacheBytes(s *testStore) (bytes, families int) {
 		}
 	}
 	return bytes, families
-}
-
-// sameBlock reports whether a and b are the same bytes in memory.
-func sameBlock(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // textView is what a scrape finds of a family's text body.

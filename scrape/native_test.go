@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -43,7 +44,7 @@ func TestANativeHistogramPushedByProtobufComesOutIntactOnAProtobufScrape(t *test
 		t.Fatal(err)
 	}
 	s := newStore(store.Options{})
-	if _, err := s.Push(context.Background(), store.Push{Key: key("job", "native"), Families: decoded.Families, Time: t0}); err != nil {
+	if _, err := s.Push(context.Background(), store.Push{Key: storetest.Key("job", "native"), Families: decoded.Families, Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	f := exposition.NewFormat(exposition.EncodingProtobuf)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -27,8 +28,8 @@ func protoTextFormat(t *testing.T, encoding string) exposition.Format {
 
 func TestTheProtobufTextFormatsMergeFamiliesByTheRuleOfEveryFormat(t *testing.T) {
 	s := newStore(store.Options{})
-	mustPush(t, s, key("job", "b"), store.Replace, "# TYPE m gauge\nm 2\n# HELP shared Pushed.\n# TYPE shared gauge\nshared 3\n", t0)
-	mustPush(t, s, key("job", "a"), store.Replace, "# HELP m First.\n# TYPE m gauge\nm{x=\"1\"} 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "b"), store.Replace, "# TYPE m gauge\nm 2\n# HELP shared Pushed.\n# TYPE shared gauge\nshared 3\n", t0)
+	mustPush(t, s, storetest.Key("job", "a"), store.Replace, "# HELP m First.\n# TYPE m gauge\nm{x=\"1\"} 1\n", t0)
 	own := []*dto.MetricFamily{{
 		Name: proto.String("shared"), Help: proto.String("Own."), Type: dto.MetricType_GAUGE.Enum(),
 		Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(7)}}},
@@ -77,8 +78,8 @@ func TestAProtobufTextScrapeLeavesTheEncodingPushesRenderForAlone(t *testing.T) 
 	if _, err := s.Snapshot().write(&discard, protoTextFormat(t, "text"), nil); err != nil {
 		t.Fatal(err)
 	}
-	mustPush(t, s, key("job", "j"), store.Replace, "# TYPE m gauge\nm 1\n", t0)
-	if packed, _, enc := familyOf(t, s, key("job", "j"), "m").Cache().Pushed(); packed == nil || enc != exposition.EncodingOpenMetrics {
+	mustPush(t, s, storetest.Key("job", "j"), store.Replace, "# TYPE m gauge\nm 1\n", t0)
+	if packed, _, enc := familyOf(t, s, storetest.Key("job", "j"), "m").Cache().Pushed(); packed == nil || enc != exposition.EncodingOpenMetrics {
 		t.Errorf("the push rendered %v (block %d bytes), want the OpenMetrics scraped before the protobuf text scrape", enc, len(packed))
 	}
 }

@@ -10,37 +10,13 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/store"
 )
-
-// floatHistogram is a native histogram family with float counts, which
-// OpenMetrics 1.0 cannot express (the text format renders its classic part).
-func floatHistogram(name string) *dto.MetricFamily {
-	return &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_HISTOGRAM.Enum(), Metric: []*dto.Metric{{
-		Histogram: &dto.Histogram{
-			SampleCountFloat: proto.Float64(9.5), SampleSum: proto.Float64(12.5),
-			Schema: proto.Int32(3), ZeroThreshold: proto.Float64(1e-128), ZeroCountFloat: proto.Float64(0.5),
-			PositiveSpan:  []*dto.BucketSpan{{Offset: proto.Int32(0), Length: proto.Uint32(2)}},
-			PositiveCount: []float64{1, 2.5},
-		},
-	}}}
-}
-
-// badExemplarCounter is a counter whose exemplar timestamp is invalid, which
-// OpenMetrics refuses and the text format, which has no exemplars, ignores.
-func badExemplarCounter(name string) *dto.MetricFamily {
-	return &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
-		Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{
-			Label: []*dto.LabelPair{{Name: proto.String("trace_id"), Value: proto.String("a")}},
-			Value: proto.Float64(1), Timestamp: &timestamppb.Timestamp{Seconds: 1, Nanos: -1},
-		}},
-	}}}
-}
 
 // scrapeIn scrapes s in the format asked for by accept, gzip-compressed when
 // gz is set, and returns the (decompressed) body.
@@ -103,8 +79,8 @@ func TestAnOwnFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
 	for _, gz := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gzip %v", gz), func(t *testing.T) {
 			s := newStore(store.Options{})
-			mustPush(t, s, key("job", "j"), store.Replace, "z 1\n", t0)
-			body := scrapeIn(t, s, acceptOpenMetrics, gz, floatHistogram("f"), ownFamilies()[0])
+			mustPush(t, s, storetest.Key("job", "j"), store.Replace, "z 1\n", t0)
+			body := scrapeIn(t, s, acceptOpenMetrics, gz, storetest.FloatHistogram("f"), ownFamilies()[0])
 			requireWholeOpenMetrics(t, body, "go_goroutines 12.0\n", `z{instance="",job="j"} 1.0`)
 			if strings.Contains(body, "f_sum") {
 				t.Errorf("the float histogram is in the OpenMetrics scrape:\n%s", body)
@@ -112,7 +88,7 @@ func TestAnOwnFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
 			if got := s.SkippedFamilies(); got != 1 {
 				t.Errorf("SkippedFamilies = %d, want 1", got)
 			}
-			if text := scrapeIn(t, s, acceptText, gz, floatHistogram("f")); !strings.Contains(text, "f_sum 12.5\n") {
+			if text := scrapeIn(t, s, acceptText, gz, storetest.FloatHistogram("f")); !strings.Contains(text, "f_sum 12.5\n") {
 				t.Errorf("the text scrape lacks the float histogram:\n%s", text)
 			}
 		})
@@ -147,9 +123,9 @@ func TestAStoredFamilyThatCannotBeRenderedIsLeftOutOfTheScrape(t *testing.T) {
 			t.Run(fmt.Sprintf("after %s, gzip %v", lastScraped, gz), func(t *testing.T) {
 				s := newStore(store.Options{})
 				scrapeIn(t, s, lastScraped, false)
-				k := key("job", "j")
+				k := storetest.Key("job", "j")
 				labels := []*dto.LabelPair{{Name: proto.String("instance"), Value: proto.String("")}, {Name: proto.String("job"), Value: proto.String("j")}}
-				mf := floatHistogram("f")
+				mf := storetest.FloatHistogram("f")
 				mf.Metric[0].Label = labels
 				z := &dto.MetricFamily{Name: proto.String("z"), Type: dto.MetricType_UNTYPED.Enum(), Metric: []*dto.Metric{{Label: labels, Untyped: &dto.Untyped{Value: proto.Float64(1)}}}}
 				restoreRecord(t, s, k, mf, z)
@@ -178,7 +154,7 @@ func TestAnOpenMetricsScrapeHoldsEachFamilyNameOnce(t *testing.T) {
 			Metric: []*dto.Metric{{Counter: &dto.Counter{Value: proto.Float64(3)}}}},
 	}
 	s := newStore(store.Options{})
-	mustPush(t, s, key("job", "j"), store.Replace, "z 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "j"), store.Replace, "z 1\n", t0)
 	for _, esc := range []string{"allow-utf-8", "underscores", "dots", "values"} {
 		for _, gz := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, gzip %v", esc, gz), func(t *testing.T) {
@@ -222,7 +198,7 @@ func exemplarPush(t *testing.T, s *testStore) {
 			Label: []*dto.LabelPair{{Name: proto.String("trace.id"), Value: proto.String("abc")}}, Value: proto.Float64(0.5),
 		}},
 	}}}
-	if _, err := s.Push(context.Background(), store.Push{Key: key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
+	if _, err := s.Push(context.Background(), store.Push{Key: storetest.Key("job", "j"), Families: []*dto.MetricFamily{mf}, Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -237,7 +213,7 @@ func TestExemplarLabelNamesAreEscapedInCachedBodies(t *testing.T) {
 func TestExemplarLabelNamesAreEscapedAfterARestore(t *testing.T) {
 	s := newStore(store.Options{})
 	exemplarPush(t, s)
-	k := key("job", "j")
+	k := storetest.Key("job", "j")
 	r := newStore(store.Options{})
 	for _, op := range s.JournalOps() {
 		if err := r.Restore(op.Key, op.Value); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -54,29 +54,10 @@ func (sn *testSnapshot) writeGzip(w io.Writer, f exposition.Format, own []*dto.M
 
 var t0 = time.Unix(1_700_000_000, 500_000_000)
 
-// families parses text exposition into families for a test push.
-func families(t *testing.T, text string) []*dto.MetricFamily {
-	t.Helper()
-	decoded, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{})
-	if err != nil {
-		t.Fatalf("decode test body: %v", err)
-	}
-	return decoded.Families
-}
-
-// key returns the grouping key of the label pairs labels.
-func key(labels ...string) groupkey.Key {
-	m := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		m[labels[i]] = labels[i+1]
-	}
-	return groupkey.New(m)
-}
-
 // mustPush pushes the text exposition text to the group k with method m.
 func mustPush(t *testing.T, s *testStore, k groupkey.Key, m store.Method, text string, at time.Time) {
 	t.Helper()
-	if _, err := s.Push(context.Background(), store.Push{Key: k, Method: m, Families: families(t, text), Time: at}); err != nil {
+	if _, err := s.Push(context.Background(), store.Push{Key: k, Method: m, Families: storetest.Families(t, text), Time: at}); err != nil {
 		t.Fatalf("push to %s: %v", k, err)
 	}
 }

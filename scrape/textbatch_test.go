@@ -17,6 +17,7 @@ import (
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/pipewrite"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -25,8 +26,8 @@ import (
 func namedFamily(t *testing.T, name string) *store.Family {
 	t.Helper()
 	s := newStore(store.Options{})
-	mustPush(t, s, key("job", "j"), store.Replace, name+" 1\n", t0)
-	return familyOf(t, s, key("job", "j"), name)
+	mustPush(t, s, storetest.Key("job", "j"), store.Replace, name+" 1\n", t0)
+	return familyOf(t, s, storetest.Key("job", "j"), name)
 }
 
 func TestABatchRefusesABlockOfAnotherSize(t *testing.T) {
@@ -48,15 +49,15 @@ func TestABodyLargerThanABufferIsScrapedWhole(t *testing.T) {
 	for i := range series {
 		fmt.Fprintf(&body, "big{i=\"%d\",pad=\"%s\"} %d\n", i, pad, i)
 	}
-	mustPush(t, s, key("job", "j"), store.Replace, body.String(), t0)
-	if _, size, _ := familyOf(t, s, key("job", "j"), "big").Cache().Pushed(); size <= pipewrite.BufferSize {
+	mustPush(t, s, storetest.Key("job", "j"), store.Replace, body.String(), t0)
+	if _, size, _ := familyOf(t, s, storetest.Key("job", "j"), "big").Cache().Pushed(); size <= pipewrite.BufferSize {
 		t.Fatalf("the body is %d bytes, not larger than a buffer (%d)", size, pipewrite.BufferSize)
 	}
 	text, fams := scrape(t, s)
 	if got := len(fams["big"].GetMetric()); got != series {
 		t.Fatalf("scraped %d series of big, want %d", got, series)
 	}
-	if v, ok := value(t, fams, "big", map[string]string{"job": "j", "instance": "", "i": "3999", "pad": pad}); !ok || v != 3999 {
+	if v, ok := storetest.Value(fams, "big", map[string]string{"job": "j", "instance": "", "i": "3999", "pad": pad}); !ok || v != 3999 {
 		t.Fatalf("the last series of big scraped as %v (found %v):\n%.300s", v, ok, text)
 	}
 }
@@ -69,7 +70,7 @@ func TestLargeTextScrapeMatchesTheProtobufScrape(t *testing.T) {
 	s := newStore(store.Options{})
 	const groups = 200
 	for g := range groups {
-		mustPush(t, s, key("job", "bench", "instance", fmt.Sprintf("i-%04d", g)), store.Replace, string(payload.Text(g, 1)), t0.Add(time.Duration(g)*time.Second))
+		mustPush(t, s, storetest.Key("job", "bench", "instance", fmt.Sprintf("i-%04d", g)), store.Replace, string(payload.Text(g, 1)), t0.Add(time.Duration(g)*time.Second))
 	}
 	decode := func(f exposition.Format) map[string]*dto.MetricFamily {
 		t.Helper()

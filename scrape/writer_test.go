@@ -15,6 +15,7 @@ import (
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -95,7 +96,7 @@ func uncachedScrape(t *testing.T, s *testStore, f exposition.Format) []byte {
 
 func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	s := newStore(store.Options{})
-	k := key("job", "j")
+	k := storetest.Key("job", "j")
 	push := func(seq int) {
 		t.Helper()
 		if _, err := s.Push(context.Background(), store.Push{Key: k, Method: store.Replace, Families: payload.Families(1, seq), Time: t0}); err != nil {
@@ -167,8 +168,8 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 
 func TestScrapeMergesFamiliesInNameOrderWithOneHelp(t *testing.T) {
 	s := newStore(store.Options{})
-	mustPush(t, s, key("job", "b"), store.Replace, "# HELP m help two\nm 2\nz 1\n", t0)
-	mustPush(t, s, key("job", "a"), store.Replace, "# HELP m help one\nm 1\na 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "b"), store.Replace, "# HELP m help two\nm 2\nz 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "a"), store.Replace, "# HELP m help one\nm 1\na 1\n", t0)
 	text, _ := scrape(t, s)
 	if strings.Count(text, "# TYPE m ") != 1 {
 		t.Fatalf("family m is not contiguous under one TYPE:\n%s", text)
@@ -192,7 +193,7 @@ func TestScrapeInEveryFormatParses(t *testing.T) {
 	s := newStore(store.Options{})
 	body := "# TYPE c counter\nc_total 3\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum 2\ns_count 3\ng{x=\"y\"} 4\n"
 	for i, j := range []string{"a", "b"} {
-		mustPush(t, s, key("job", j), store.Replace, body, t0.Add(time.Duration(i)*time.Second))
+		mustPush(t, s, storetest.Key("job", j), store.Replace, body, t0.Add(time.Duration(i)*time.Second))
 	}
 	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {
 		f := exposition.NewFormat(enc)

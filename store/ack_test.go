@@ -10,6 +10,7 @@ import (
 	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -78,7 +79,7 @@ func served(s *Store, k groupkey.Key) bool {
 }
 
 func pushAsync(t *testing.T, s *Store, k groupkey.Key, text string) <-chan answer {
-	fams := families(t, text)
+	fams := storetest.Families(t, text)
 	return async(func() (journal.Position, error) {
 		return s.Push(context.Background(), Push{Key: k, Method: Replace, Families: fams, Time: t0})
 	})
@@ -109,7 +110,7 @@ func TestADeleteRacingAPendingDeleteWaitsForItsOwnCommit(t *testing.T) {
 			s := New(Options{})
 			log := &heldLog{}
 			s.SetJournal(log)
-			a := key("job", "a")
+			a := storetest.Key("job", "a")
 			put := pushAsync(t, s, a, "m 1\n")
 			log.appended(t, 1).done <- nil
 			if ans := answered(t, "PUT a", put); ans.err != nil || ans.pos != 1 {
@@ -141,7 +142,7 @@ func TestADeleteRacingAPendingDeleteWaitsForItsOwnCommit(t *testing.T) {
 		s := New(Options{})
 		log := &heldLog{}
 		s.SetJournal(log)
-		a := key("job", "a")
+		a := storetest.Key("job", "a")
 		put := pushAsync(t, s, a, "m 1\n")
 		log.appended(t, 1).done <- nil
 		answered(t, "PUT a", put)
@@ -173,7 +174,7 @@ func TestADeleteOfAGroupWhosePushIsPendingWaits(t *testing.T) {
 			s := New(Options{})
 			log := &heldLog{}
 			s.SetJournal(log)
-			b := key("job", "b")
+			b := storetest.Key("job", "b")
 			put := pushAsync(t, s, b, "m 1\n")
 			log.appended(t, 1)
 			del := deleteAsync(s, b)
@@ -216,7 +217,7 @@ func TestNothingUncommittedIsServed(t *testing.T) {
 			s := New(Options{})
 			log := &heldLog{}
 			s.SetJournal(log)
-			a := key("job", "a")
+			a := storetest.Key("job", "a")
 			put := pushAsync(t, s, a, "m 655\n")
 			log.appended(t, 1).done <- nil
 			answered(t, "PUT 655", put)
@@ -245,9 +246,9 @@ func TestTwoConflictingPushesOfOneBatchDoNotBothPass(t *testing.T) {
 	s := New(Options{})
 	log := &heldLog{}
 	s.SetJournal(log)
-	first := pushAsync(t, s, key("job", "a"), "m{instance=\"x\"} 1\n")
+	first := pushAsync(t, s, storetest.Key("job", "a"), "m{instance=\"x\"} 1\n")
 	log.appended(t, 1)
-	second := pushAsync(t, s, key("job", "a", "instance", "x"), "m 2\n")
+	second := pushAsync(t, s, storetest.Key("job", "a", "instance", "x"), "m 2\n")
 	// The second is refused; recording its failure time creates group
 	// a/x, a batch of its own.
 	log.appended(t, 2)
@@ -270,7 +271,7 @@ func TestAnAnswerCarriesItsCommitsPosition(t *testing.T) {
 	s.SetJournal(log)
 	var chans []<-chan answer
 	for i := range 3 {
-		chans = append(chans, pushAsync(t, s, key("job", fmt.Sprint(i)), "m 1\n"))
+		chans = append(chans, pushAsync(t, s, storetest.Key("job", fmt.Sprint(i)), "m 1\n"))
 		log.appended(t, i+1)
 	}
 	wipe := async(func() (journal.Position, error) { return s.Wipe(context.Background()) })

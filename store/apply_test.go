@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -35,20 +36,20 @@ func TestAFollowerApplyingTheLogServesWhatTheWriterServes(t *testing.T) {
 	writer, follower := New(Options{}), New(Options{})
 	log := &recordingLog{}
 	writer.SetJournal(log)
-	mustPush(t, writer, key("job", "a"), Replace, "a 1\n", t0)
-	mustPush(t, writer, key("job", "b", "instance", "x"), Replace, "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n", t0)
-	mustPush(t, writer, key("job", "a"), Merge, "c 2\n", t0.Add(time.Second))
-	if err := push(t, writer, key("job", "a"), Replace, "a 1 123\n", t0.Add(2*time.Second)); err == nil {
+	mustPush(t, writer, storetest.Key("job", "a"), Replace, "a 1\n", t0)
+	mustPush(t, writer, storetest.Key("job", "b", "instance", "x"), Replace, "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n", t0)
+	mustPush(t, writer, storetest.Key("job", "a"), Merge, "c 2\n", t0.Add(time.Second))
+	if err := push(t, writer, storetest.Key("job", "a"), Replace, "a 1 123\n", t0.Add(2*time.Second)); err == nil {
 		t.Fatal("a timestamped push was accepted")
 	}
-	if _, err := writer.Delete(ctx, key("job", "b", "instance", "x")); err != nil {
+	if _, err := writer.Delete(ctx, storetest.Key("job", "b", "instance", "x")); err != nil {
 		t.Fatal(err)
 	}
-	mustPush(t, writer, key("job", "d"), Replace, "d 4\n", t0)
+	mustPush(t, writer, storetest.Key("job", "d"), Replace, "d 4\n", t0)
 	if _, _, err := writer.DeleteWhere(ctx, func(g *Group) bool { return g.Key().String() == `{job="d"}` }, false); err != nil {
 		t.Fatal(err)
 	}
-	mustPush(t, writer, key("job", "e"), Replace, "e 5\n", t0)
+	mustPush(t, writer, storetest.Key("job", "e"), Replace, "e 5\n", t0)
 	for i, ops := range log.batches {
 		if err := follower.Apply(journal.Position(i+1), ops); err != nil {
 			t.Fatalf("apply batch %d: %v", i+1, err)
@@ -79,10 +80,10 @@ func TestAFollowerApplyingTheLogServesWhatTheWriterServes(t *testing.T) {
 
 func TestAConflictingAppliedChangeIsAppliedAndCounted(t *testing.T) {
 	a, b := New(Options{}), New(Options{})
-	mustPush(t, a, key("job", "x"), Replace, "m{instance=\"i\"} 1\n", t0)
-	mustPush(t, b, key("job", "x", "instance", "i"), Replace, "m 2\n", t0)
+	mustPush(t, a, storetest.Key("job", "x"), Replace, "m{instance=\"i\"} 1\n", t0)
+	mustPush(t, b, storetest.Key("job", "x", "instance", "i"), Replace, "m 2\n", t0)
 	follower := New(Options{})
-	for i, g := range []*Group{a.Group(key("job", "x")), b.Group(key("job", "x", "instance", "i"))} {
+	for i, g := range []*Group{a.Group(storetest.Key("job", "x")), b.Group(storetest.Key("job", "x", "instance", "i"))} {
 		op := journal.Op{Kind: journal.OpSet, Key: g.Key().ID(), Value: encodeGroup(g)}
 		if err := follower.Apply(journal.Position(i+1), []journal.Op{op}); err != nil {
 			t.Fatal(err)
@@ -100,7 +101,7 @@ func TestAnAppliedGroupKeepsNoReferenceToTheOpsValues(t *testing.T) {
 	writer, follower := New(Options{}), New(Options{})
 	log := &recordingLog{}
 	writer.SetJournal(log)
-	mustPush(t, writer, key("job", "a", "instance", "x"), Replace,
+	mustPush(t, writer, storetest.Key("job", "a", "instance", "x"), Replace,
 		"# HELP a Help.\n# TYPE a counter\na{l=\"v\"} 1\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n", t0)
 	for i, ops := range log.batches {
 		if err := follower.Apply(journal.Position(i+1), ops); err != nil {

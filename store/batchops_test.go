@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/pushgate/pushgate/internal/storetest"
 )
 
 func TestABulkDeleteOverTheLogsBatchLimitIsSplitIntoBatchesWithinIt(t *testing.T) {
 	s := New(Options{MaxBatchOps: 3})
 	for i := range 7 {
-		if err := push(t, s, key("job", fmt.Sprint(i)), Replace, fmt.Sprintf("m%d 1\n", i), t0); err != nil {
+		if err := push(t, s, storetest.Key("job", fmt.Sprint(i)), Replace, fmt.Sprintf("m%d 1\n", i), t0); err != nil {
 			t.Fatal(err)
 		}
 	}

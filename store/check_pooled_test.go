@@ -8,6 +8,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -64,7 +65,7 @@ func TestStoreKeepsNothingOfAReleasedPush(t *testing.T) {
 	}
 	for round := range 5 {
 		s := New(Options{})
-		if err := pushPooled(t, s, key("job", "a"), body); err != nil {
+		if err := pushPooled(t, s, storetest.Key("job", "a"), body); err != nil {
 			t.Fatal(err)
 		}
 		// The same shape and length with other names and values, so that
@@ -97,11 +98,11 @@ func TestRejectionsOutliveTheReleasedPush(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(Options{Limits: tt.limits})
-			if _, err := s.Push(context.Background(), Push{Key: key("job", "a", "instance", "i1"), Method: Replace,
-				Families: families(t, "# TYPE stored gauge\nstored 1\n"), Time: time.Now()}); err != nil {
+			if _, err := s.Push(context.Background(), Push{Key: storetest.Key("job", "a", "instance", "i1"), Method: Replace,
+				Families: storetest.Families(t, "# TYPE stored gauge\nstored 1\n"), Time: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			err := pushPooled(t, s, key("job", "a"), tt.body)
+			err := pushPooled(t, s, storetest.Key("job", "a"), tt.body)
 			if err == nil {
 				t.Fatal("the push was accepted")
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -69,26 +70,26 @@ func TestAFailedBatchRollsBackItselfAndLaterOnesOnly(t *testing.T) {
 	log := &heldLog{}
 	s.SetJournal(log)
 	errs := make(chan error, 2)
-	go func() { errs <- push(t, s, key("job", "a"), Replace, "a 1\n", t0) }()
+	go func() { errs <- push(t, s, storetest.Key("job", "a"), Replace, "a 1\n", t0) }()
 	first := log.appended(t, 1)
-	go func() { errs <- push(t, s, key("job", "b"), Replace, "b 1\n", t0) }()
+	go func() { errs <- push(t, s, storetest.Key("job", "b"), Replace, "b 1\n", t0) }()
 	second := log.appended(t, 2)
 	second.done <- errors.New("disk gone")
 	var perr *PersistenceError
 	if err := <-errs; !errors.As(err, &perr) {
 		t.Fatalf("failed batch answered %v, want a PersistenceError", err)
 	}
-	if s.Group(key("job", "b")) != nil {
+	if s.Group(storetest.Key("job", "b")) != nil {
 		t.Error("the failed batch's group is served")
 	}
-	if s.Group(key("job", "a")) != nil {
+	if s.Group(storetest.Key("job", "a")) != nil {
 		t.Fatal("the batch in flight is served before it is durable")
 	}
 	first.done <- nil
 	if err := <-errs; err != nil {
 		t.Fatalf("durable batch answered %v", err)
 	}
-	if s.Group(key("job", "a")) == nil {
+	if s.Group(storetest.Key("job", "a")) == nil {
 		t.Error("the durable batch's group is gone")
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pushgate/pushgate/internal/storetest"
 )
 
 func TestTheLastFailureReasonIsKeptAndRestored(t *testing.T) {
 	s := New(Options{})
-	k := key("job", "j")
+	k := storetest.Key("job", "j")
 	mustPush(t, s, k, Replace, "a 1\n", t0)
 	if g := s.Group(k); g.FailureReason() != "" {
 		t.Fatalf("FailureReason = %q before any failure", g.FailureReason())

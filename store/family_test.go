@@ -12,6 +12,7 @@ import (
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -48,7 +49,7 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 	for i, mf := range pushed {
 		want[i] = proto.Clone(mf).(*dto.MetricFamily)
 	}
-	prepared, err := prepare(key("job", "j"), pushed, false, limits.Limits{}, New(Options{}).seed)
+	prepared, err := prepare(storetest.Key("job", "j"), pushed, false, limits.Limits{}, New(Options{}).seed)
 	if err != nil {
 		t.Fatal(err)
 	}

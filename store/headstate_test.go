@@ -6,13 +6,14 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/journal"
 )
 
 // pushState pushes text to k by POST, giving each named family a state.
 func pushState(t *testing.T, s *Store, k Push, text string, states map[string][]byte) error {
 	t.Helper()
-	k.Method, k.Families, k.States = Merge, families(t, text), states
+	k.Method, k.Families, k.States = Merge, storetest.Families(t, text), states
 	if k.Time.IsZero() {
 		k.Time = t0
 	}
@@ -28,7 +29,7 @@ func stateOf(s *Store, k Push, name string) []byte {
 
 func TestAFamilyStateLivesAsLongAsTheFamily(t *testing.T) {
 	s := New(Options{})
-	g := Push{Key: key("job", "a")}
+	g := Push{Key: storetest.Key("job", "a")}
 	if err := pushState(t, s, g, "# TYPE c counter\nc 1\n", map[string][]byte{"c": []byte("one")}); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestAPushExpectingAHeadThatChangedFailsAndChangesNothing(t *testing.T) {
 	// add 1 to what they read. Without the precondition both pushes land
 	// and the sum is 1 instead of 2.
 	s := New(Options{})
-	g := Push{Key: key("job", "a")}
+	g := Push{Key: storetest.Key("job", "a")}
 	if err := pushState(t, s, g, "# TYPE c counter\nc 0\n", map[string][]byte{"c": {0}}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestAPushExpectingAHeadThatChangedFailsAndChangesNothing(t *testing.T) {
 
 func TestAnAbsentGroupsHeadHoldsUntilTheGroupIsCreated(t *testing.T) {
 	s := New(Options{})
-	g := Push{Key: key("job", "a")}
+	g := Push{Key: storetest.Key("job", "a")}
 	_, head := s.HeadStates(g.Key)
 	mustPush(t, s, g.Key, Merge, "x 1\n", t0)
 	p := g
@@ -112,11 +113,11 @@ func TestAPendingChangeIsTheHeadAWriterMustExpect(t *testing.T) {
 	s := New(Options{})
 	log := &heldLog{}
 	s.SetJournal(log)
-	g := Push{Key: key("job", "a")}
+	g := Push{Key: storetest.Key("job", "a")}
 	_, before := s.HeadStates(g.Key)
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Push(context.Background(), Push{Key: g.Key, Method: Merge, Families: families(t, "x 1\n"), Time: t0})
+		_, err := s.Push(context.Background(), Push{Key: g.Key, Method: Merge, Families: storetest.Families(t, "x 1\n"), Time: t0})
 		done <- err
 	}()
 	c := log.appended(t, 1)
@@ -135,7 +136,7 @@ func TestFamilyStatesSurviveTheJournalAndTheLog(t *testing.T) {
 	writer := New(Options{})
 	log := &recordingLog{}
 	writer.SetJournal(log)
-	g := Push{Key: key("job", "a")}
+	g := Push{Key: storetest.Key("job", "a")}
 	if err := pushState(t, writer, g, "# TYPE c counter\nc 3\nplain 1\n", map[string][]byte{"c": []byte("summed windows")}); err != nil {
 		t.Fatal(err)
 	}

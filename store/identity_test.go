@@ -14,6 +14,7 @@ import (
 	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 )
 
 // utf8Families parses a text body under the UTF-8 name rules.
@@ -67,7 +68,7 @@ func (st identityStep) push(t *testing.T, s *Store, at time.Time) error {
 		if s.opts.UTF8Names {
 			fams = utf8Families(t, st.body)
 		} else {
-			fams = families(t, st.body)
+			fams = storetest.Families(t, st.body)
 		}
 	}
 	_, err := s.Push(context.Background(), Push{Key: st.key, Method: Replace, Families: fams, Time: at})
@@ -87,77 +88,77 @@ func TestSeriesIdentity(t *testing.T) {
 		wantErr string
 	}{
 		{"a histogram bucket repeated in one push is rejected", false, nil,
-			identityStep{key: key("job", "dh"), body: "# TYPE h histogram\nh_bucket{le=\"0.1\"} 2\nh_bucket{le=\"1\"} 5\nh_bucket{le=\"1\"} 99\nh_bucket{le=\"+Inf\"} 6\nh_sum 3\nh_count 6\n"},
+			identityStep{key: storetest.Key("job", "dh"), body: "# TYPE h histogram\nh_bucket{le=\"0.1\"} 2\nh_bucket{le=\"1\"} 5\nh_bucket{le=\"1\"} 99\nh_bucket{le=\"+Inf\"} 6\nh_sum 3\nh_count 6\n"},
 			`bucket le="1" appears twice`},
 		{"a summary quantile spelled 0.5 and 0.50 is rejected", false, nil,
-			identityStep{key: key("job", "ds"), body: "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns{quantile=\"0.50\"} 2\ns_sum 3\ns_count 6\n"},
+			identityStep{key: storetest.Key("job", "ds"), body: "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns{quantile=\"0.50\"} 2\ns_sum 3\ns_count 6\n"},
 			`quantile="0.5" appears twice`},
 		{"a protobuf summary with quantile NaN twice is rejected", false, nil,
-			identityStep{key: key("job", "ds"), fams: []*dto.MetricFamily{summaryFamily("s", math.NaN(), 0.5, math.NaN())}},
+			identityStep{key: storetest.Key("job", "ds"), fams: []*dto.MetricFamily{summaryFamily("s", math.NaN(), 0.5, math.NaN())}},
 			`quantile="NaN" appears twice`},
 		{"a protobuf histogram with +Inf twice is rejected", false, nil,
-			identityStep{key: key("job", "dp"), fams: []*dto.MetricFamily{histogramFamily("h", []float64{1, math.Inf(1), math.Inf(1)}, false)}},
+			identityStep{key: storetest.Key("job", "dp"), fams: []*dto.MetricFamily{histogramFamily("h", []float64{1, math.Inf(1), math.Inf(1)}, false)}},
 			`bucket le="+Inf" appears twice`},
 		{"a float native histogram is rejected whatever was scraped last", false, nil,
-			identityStep{key: key("job", "fh"), fams: []*dto.MetricFamily{histogramFamily("h", nil, true)}},
+			identityStep{key: storetest.Key("job", "fh"), fams: []*dto.MetricFamily{histogramFamily("h", nil, true)}},
 			"float histograms cannot be served as OpenMetrics 1.0"},
 		{"an exemplar with an empty label name (no scrape can write it) is rejected", false, nil,
-			identityStep{key: key("job", "ex"), fams: []*dto.MetricFamily{{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
+			identityStep{key: storetest.Key("job", "ex"), fams: []*dto.MetricFamily{{Name: proto.String("c_total"), Type: dto.MetricType_COUNTER.Enum(), Metric: []*dto.Metric{{
 				Counter: &dto.Counter{Value: proto.Float64(1), Exemplar: &dto.Exemplar{Value: proto.Float64(1), Label: []*dto.LabelPair{{Name: proto.String(""), Value: proto.String("v")}}}},
 			}}}}},
 			`counter exemplar: invalid label name ""`},
 		{"m with an empty label beside m in one push is rejected", false, nil,
-			identityStep{key: key("job", "e"), body: "m{a=\"\"} 1\nm 2\n"},
+			identityStep{key: storetest.Key("job", "e"), body: "m{a=\"\"} 1\nm 2\n"},
 			"duplicate series"},
 		{"a group with an empty grouping label beside the same group without it is rejected", false,
-			[]identityStep{{key: key("job", "j"), body: "m 1\n"}},
-			identityStep{key: key("job", "j", "a", ""), body: "other 1\n"},
+			[]identityStep{{key: storetest.Key("job", "j"), body: "m 1\n"}},
+			identityStep{key: storetest.Key("job", "j", "a", ""), body: "other 1\n"},
 			"already pushed by group"},
 		{"a gauge X beside a counter X_total (one OpenMetrics family X) is rejected", false,
-			[]identityStep{{key: key("job", "a"), body: "# TYPE x_total counter\nx_total 1\n"}},
-			identityStep{key: key("job", "b"), body: "# TYPE x gauge\nx 1\n"},
+			[]identityStep{{key: storetest.Key("job", "a"), body: "# TYPE x_total counter\nx_total 1\n"}},
+			identityStep{key: storetest.Key("job", "b"), body: "# TYPE x gauge\nx 1\n"},
 			`both would expose "x"`},
 		{"a counter X beside a gauge X_total is rejected", false,
-			[]identityStep{{key: key("job", "a"), body: "# TYPE x_total gauge\nx_total 1\n"}},
-			identityStep{key: key("job", "b"), body: "# TYPE x counter\nx 1\n"},
+			[]identityStep{{key: storetest.Key("job", "a"), body: "# TYPE x_total gauge\nx_total 1\n"}},
+			identityStep{key: storetest.Key("job", "b"), body: "# TYPE x counter\nx 1\n"},
 			`both would expose "x_total"`},
 		{"a gauge X_bucket beside a histogram X in one push is rejected", false, nil,
-			identityStep{key: key("job", "a"), fams: []*dto.MetricFamily{
+			identityStep{key: storetest.Key("job", "a"), fams: []*dto.MetricFamily{
 				histogramFamily("h", []float64{1}, false),
 				{Name: proto.String("h_bucket"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}},
 			}},
 			"collides"},
 		{"a gauge X_bucket beside a stored histogram X is rejected", false,
-			[]identityStep{{key: key("job", "a"), body: hist}},
-			identityStep{key: key("job", "b"), body: "# TYPE h_bucket gauge\nh_bucket 1\n"},
+			[]identityStep{{key: storetest.Key("job", "a"), body: hist}},
+			identityStep{key: storetest.Key("job", "b"), body: "# TYPE h_bucket gauge\nh_bucket 1\n"},
 			`both would expose "h_bucket"`},
 		{"a metric named like a push timestamp under escaping is rejected", true, nil,
-			identityStep{key: key("job", "a"), body: "{\"push.time.seconds\"} 1\n"},
+			identityStep{key: storetest.Key("job", "a"), body: "{\"push.time.seconds\"} 1\n"},
 			`"push_time_seconds" under escaping=underscores`},
 		{"families m.x and m_x in two groups are rejected", true,
-			[]identityStep{{key: key("job", "a"), body: "# TYPE \"m.x\" gauge\n{\"m.x\"} 1\n"}},
-			identityStep{key: key("job", "b"), body: "# TYPE m_x counter\nm_x 1\n"},
+			[]identityStep{{key: storetest.Key("job", "a"), body: "# TYPE \"m.x\" gauge\n{\"m.x\"} 1\n"}},
+			identityStep{key: storetest.Key("job", "b"), body: "# TYPE m_x counter\nm_x 1\n"},
 			"under escaping=underscores"},
 		{"label a.b from the path beside a_b in the body is rejected", true, nil,
-			identityStep{key: key("job", "k", "a.b", "v"), body: "m{a_b=\"w\"} 1\n"},
+			identityStep{key: storetest.Key("job", "k", "a.b", "v"), body: "m{a_b=\"w\"} 1\n"},
 			`label name "a_b" collides with label name "a.b"`},
 		{"grouping keys a.b=v and a_b=v are rejected", true,
-			[]identityStep{{key: key("job", "k", "a.b", "v"), body: "m 1\n"}},
-			identityStep{key: key("job", "k", "a_b", "v"), body: "n 1\n"},
+			[]identityStep{{key: storetest.Key("job", "k", "a.b", "v"), body: "m 1\n"}},
+			identityStep{key: storetest.Key("job", "k", "a_b", "v"), body: "n 1\n"},
 			"collides with label name"},
 		{"label names ü and 😀 are rejected", true,
-			[]identityStep{{key: key("job", "a"), body: "{\"m\",\"ü\"=\"1\"} 1\n"}},
-			identityStep{key: key("job", "b"), body: "{\"n\",\"😀\"=\"1\"} 1\n"},
+			[]identityStep{{key: storetest.Key("job", "a"), body: "{\"m\",\"ü\"=\"1\"} 1\n"}},
+			identityStep{key: storetest.Key("job", "b"), body: "{\"n\",\"😀\"=\"1\"} 1\n"},
 			"collides with label name"},
 		{"a label name that escapes to a reserved __ name is rejected", true, nil,
-			identityStep{key: key("job", "a"), body: "{\"m\",\"..name..\"=\"1\"} 1\n"},
+			identityStep{key: storetest.Key("job", "a"), body: "{\"m\",\"..name..\"=\"1\"} 1\n"},
 			"a name Prometheus reserves"},
 		{"a legacy a_dot_b beside a UTF-8 a.b is rejected", true,
-			[]identityStep{{key: key("job", "a"), body: "{\"a.b\"} 1\n"}},
-			identityStep{key: key("job", "b"), body: "a_dot_b 1\n"},
+			[]identityStep{{key: storetest.Key("job", "a"), body: "{\"a.b\"} 1\n"}},
+			identityStep{key: storetest.Key("job", "b"), body: "a_dot_b 1\n"},
 			"under escaping=dots"},
 		{"a label name with a colon beside its escaped spelling is rejected", true, nil,
-			identityStep{key: key("job", "a"), body: "{\"m\",\"x:y\"=\"1\",U__x_3a_y=\"2\"} 1\n"},
+			identityStep{key: storetest.Key("job", "a"), body: "{\"m\",\"x:y\"=\"1\",U__x_3a_y=\"2\"} 1\n"},
 			"collides with label name"},
 	}
 	for _, tc := range cases {
@@ -206,7 +207,7 @@ func groupsText(t *testing.T, s *Store) string {
 
 func TestAcceptedAfterTheConflictingFamilyIsGone(t *testing.T) {
 	s := New(Options{UTF8Names: true})
-	a, b := key("job", "a"), key("job", "b")
+	a, b := storetest.Key("job", "a"), storetest.Key("job", "b")
 	if err := (identityStep{key: a, body: "{\"m.x\",\"a.b\"=\"1\"} 1\n"}).push(t, s, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -227,15 +228,15 @@ func TestAcceptedAfterTheConflictingFamilyIsGone(t *testing.T) {
 
 func TestPushedTimestampFamiliesAreReplacedByTheGatewaysOwn(t *testing.T) {
 	s := New(Options{})
-	mustPush(t, s, key("job", "a"), Replace, "push_time_seconds 1\npush_failure_time_seconds 2\nm 3\n", t0)
+	mustPush(t, s, storetest.Key("job", "a"), Replace, "push_time_seconds 1\npush_failure_time_seconds 2\nm 3\n", t0)
 	_, fams := scrape(t, s)
-	if v, ok := value(t, fams, PushTimeName, map[string]string{"job": "a", "instance": ""}); !ok || v != unixSeconds(t0) {
+	if v, ok := storetest.Value(fams, PushTimeName, map[string]string{"job": "a", "instance": ""}); !ok || v != unixSeconds(t0) {
 		t.Errorf("push_time_seconds = %v (present %v), want the push's own time %v", v, ok, unixSeconds(t0))
 	}
-	if v, _ := value(t, fams, PushFailureTimeName, map[string]string{"job": "a", "instance": ""}); v != 0 {
+	if v, _ := storetest.Value(fams, PushFailureTimeName, map[string]string{"job": "a", "instance": ""}); v != 0 {
 		t.Errorf("push_failure_time_seconds = %v, want 0", v)
 	}
-	if _, ok := value(t, fams, "m", map[string]string{"job": "a", "instance": ""}); !ok {
+	if _, ok := storetest.Value(fams, "m", map[string]string{"job": "a", "instance": ""}); !ok {
 		t.Error("the rest of the push was not stored")
 	}
 	if got := s.OverriddenFamilies(); got != 2 {
@@ -254,18 +255,18 @@ func TestReservedNamesRejectCollidingPushes(t *testing.T) {
 		"# TYPE pushgate_journal_syncs_total histogram\npushgate_journal_syncs_total_bucket{le=\"+Inf\"} 1\npushgate_journal_syncs_total_sum 1\npushgate_journal_syncs_total_count 1\n",
 		"# TYPE pushgate_journal_syncs gauge\npushgate_journal_syncs 1\n",
 	} {
-		if err := push(t, s, key("job", "a"), Replace, body, t0); err == nil {
+		if err := push(t, s, storetest.Key("job", "a"), Replace, body, t0); err == nil {
 			t.Errorf("accepted a push colliding with an own name:\n%s", body)
 		}
 	}
-	mustPush(t, s, key("job", "b"), Replace, "# TYPE pushgate_journal_syncs_total counter\npushgate_journal_syncs_total 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "b"), Replace, "# TYPE pushgate_journal_syncs_total counter\npushgate_journal_syncs_total 1\n", t0)
 }
 
 // TestPythonsCreatedGaugesAreAccepted: Python's prometheus_client pushes a
 // gauge X_created beside every counter X_total, summary and histogram.
 func TestPythonsCreatedGaugesAreAccepted(t *testing.T) {
 	s := New(Options{})
-	mustPush(t, s, key("job", "py"), Replace, "# TYPE py_runs_total counter\npy_runs_total 3\n# TYPE py_runs_created gauge\npy_runs_created 1.7e9\n"+
+	mustPush(t, s, storetest.Key("job", "py"), Replace, "# TYPE py_runs_total counter\npy_runs_total 3\n# TYPE py_runs_created gauge\npy_runs_created 1.7e9\n"+
 		"# TYPE lat summary\nlat_sum 1\nlat_count 1\n# TYPE lat_created gauge\nlat_created 1.7e9\n", t0)
 }
 
@@ -276,7 +277,7 @@ func TestPythonsCreatedGaugesAreAccepted(t *testing.T) {
 func TestBucketsPushedOutOfOrderAreServedInOrder(t *testing.T) {
 	s := New(Options{})
 	body := "# TYPE h histogram\nh_bucket{le=\"0.1\"} 2\nh_bucket{le=\"10.0\"} 3\nh_bucket{le=\"+Inf\"} 5\nh_bucket{le=\"2.50\"} 5\nh_sum 7.5\nh_count 5\n"
-	if err := (identityStep{key: key("job", "o"), body: body}).push(t, s, time.Unix(1, 0)); err != nil {
+	if err := (identityStep{key: storetest.Key("job", "o"), body: body}).push(t, s, time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
 	for enc, want := range map[exposition.Encoding]string{

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 )
 
 // imported builds an ImportedGroup of key pushed at pushed (failed at
@@ -14,7 +15,7 @@ func imported(t *testing.T, k groupkey.Key, pushed, failed time.Time, text strin
 	t.Helper()
 	g := ImportedGroup{Key: k, PushTime: pushed, FailureTime: failed}
 	if text != "" {
-		for _, mf := range families(t, text) {
+		for _, mf := range storetest.Families(t, text) {
 			g.Families = append(g.Families, ImportedFamily{Family: mf, LastPush: pushed})
 		}
 	}
@@ -33,23 +34,23 @@ func TestImportInstallsOneGroupAfterThePushChecks(t *testing.T) {
 	}{
 		{
 			name: "a group is installed with its families and both push times",
-			g:    imported(t, key("job", "b"), t0, t1, "# TYPE y gauge\ny 2\n"),
+			g:    imported(t, storetest.Key("job", "b"), t0, t1, "# TYPE y gauge\ny 2\n"),
 			want: []string{`y{instance="",job="b"} 2`, `push_time_seconds{instance="",job="b"} 1.7e+09`, `push_failure_time_seconds{instance="",job="b"} 1.7000001e+09`},
 		},
 		{
 			name: "a group replaces the group of the same key",
-			g:    imported(t, key("job", "a"), t1, time.Time{}, "# TYPE y gauge\ny 3\n"),
+			g:    imported(t, storetest.Key("job", "a"), t1, time.Time{}, "# TYPE y gauge\ny 3\n"),
 			want: []string{`y{instance="",job="a"} 3`}, absent: []string{`x{instance="",job="a"} 1`},
 		},
 		{
 			name:    "a group whose family's type clashes with another group's is refused and nothing changes",
-			g:       imported(t, key("job", "b"), t1, time.Time{}, "# TYPE x counter\nx 2\n"),
+			g:       imported(t, storetest.Key("job", "b"), t1, time.Time{}, "# TYPE x counter\nx 2\n"),
 			wantErr: `"x"`,
 			want:    []string{`x{instance="",job="a"} 1`}, absent: []string{`job="b"`},
 		},
 		{
 			name:    "a pushed push_time_seconds family is refused",
-			g:       imported(t, key("job", "b"), t1, time.Time{}, "# TYPE push_time_seconds gauge\npush_time_seconds 5\n"),
+			g:       imported(t, storetest.Key("job", "b"), t1, time.Time{}, "# TYPE push_time_seconds gauge\npush_time_seconds 5\n"),
 			wantErr: "reserved",
 			absent:  []string{`job="b"`},
 		},
@@ -57,7 +58,7 @@ func TestImportInstallsOneGroupAfterThePushChecks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(Options{})
-			mustPush(t, s, key("job", "a"), Replace, "# TYPE x gauge\nx 1\n", t0)
+			mustPush(t, s, storetest.Key("job", "a"), Replace, "# TYPE x gauge\nx 1\n", t0)
 			err := s.Import(tc.g)
 			switch {
 			case tc.wantErr == "" && err != nil:

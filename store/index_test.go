@@ -9,6 +9,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 )
 
 // seriesBody returns a gauge family m with n series, m{s="0"} … m{s="n-1"}.
@@ -25,7 +26,7 @@ func TestSeriesOwnership(t *testing.T) {
 	for _, n := range []int{1, 16, 200} {
 		t.Run(fmt.Sprintf("%d series", n), func(t *testing.T) {
 			s := New(Options{})
-			a, b := key("job", "a", "instance", "x"), key("job", "b", "instance", "x")
+			a, b := storetest.Key("job", "a", "instance", "x"), storetest.Key("job", "b", "instance", "x")
 			body := seriesBody(n)
 			// Grouping labels differ, so the series differ: both succeed.
 			mustPush(t, s, a, Replace, body, t0)
@@ -36,7 +37,7 @@ func TestSeriesOwnership(t *testing.T) {
 
 			// Another group cannot take over one of group a's series; the
 			// reason names group a, the series' owner in the index.
-			err := push(t, s, key("job", "a", "instance", "x", "s", "0"), Replace, "# TYPE m gauge\nm 1\n", t0.Add(3*time.Second))
+			err := push(t, s, storetest.Key("job", "a", "instance", "x", "s", "0"), Replace, "# TYPE m gauge\nm 1\n", t0.Add(3*time.Second))
 			if err == nil || !strings.Contains(err.Error(), `already pushed by group {instance="x",job="a"}`) {
 				t.Fatalf("err = %v, want the series named as group a's", err)
 			}
@@ -45,7 +46,7 @@ func TestSeriesOwnership(t *testing.T) {
 			if _, err := s.Delete(context.Background(), a); err != nil {
 				t.Fatal(err)
 			}
-			mustPush(t, s, key("job", "a", "instance", "x", "s", "0"), Replace, "# TYPE m gauge\nm 1\n", t0.Add(4*time.Second))
+			mustPush(t, s, storetest.Key("job", "a", "instance", "x", "s", "0"), Replace, "# TYPE m gauge\nm 1\n", t0.Add(4*time.Second))
 			if st := s.Stats(); st.Series != n+1+4 {
 				t.Errorf("series in the index = %d, want %d", st.Series, n+1+4)
 			}
@@ -60,7 +61,7 @@ func TestSeriesOwnership(t *testing.T) {
 func TestGroupNumbersAreReusedWithoutMixingOwners(t *testing.T) {
 	s := New(Options{})
 	ctx := context.Background()
-	groupKey := func(i int) groupkey.Key { return key("job", "churn", "instance", fmt.Sprint(i)) }
+	groupKey := func(i int) groupkey.Key { return storetest.Key("job", "churn", "instance", fmt.Sprint(i)) }
 	body := func(i int) string {
 		return fmt.Sprintf("# TYPE churn_%d gauge\nchurn_%d{k=\"v\"} 1\n# TYPE shared gauge\nshared{g=\"%d\"} 1\n", i%3, i%3, i)
 	}
@@ -129,7 +130,7 @@ func TestConflictReasonsQuoteUTF8Names(t *testing.T) {
 		return Push{Method: Replace, Families: decoded.Families, Time: t0}
 	}
 	owner := fams("{\"m\\nx\",\"l\\nb\"=\"v\"} 1\n")
-	owner.Key = key("job", "a", "g\nk", "1")
+	owner.Key = storetest.Key("job", "a", "g\nk", "1")
 	if _, err := s.Push(context.Background(), owner); err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +141,12 @@ func TestConflictReasonsQuoteUTF8Names(t *testing.T) {
 	}{
 		{"a series another group holds", func() Push {
 			p := fams("{\"m\\nx\",\"l\\nb\"=\"v\",\"g\\nk\"=\"1\"} 2\n")
-			p.Key = key("job", "a")
+			p.Key = storetest.Key("job", "a")
 			return p
 		}(), `series "m\nx"{"g\nk"="1",instance="",job="a","l\nb"="v"} is already pushed by group {"g\nk"="1",job="a"}`},
 		{"a duplicate series in the push", func() Push {
 			p := fams("{\"d\\ny\"} 1\n{\"d\\ny\"} 2\n")
-			p.Key = key("job", "b")
+			p.Key = storetest.Key("job", "b")
 			return p
 		}(), `duplicate series "d\ny"{`},
 	} {

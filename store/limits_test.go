@@ -10,6 +10,7 @@ import (
 
 	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/limits"
 )
 
@@ -73,20 +74,20 @@ func TestPerPushLimitsRejectAndStoreNothing(t *testing.T) {
 		reason string
 		flag   string
 	}{
-		{"a push with more series than the limit", key("job", "j"), seriesText("m", 4), admission.ReasonTooManySeries, "push has 4 series; --push.max-series is 3"},
-		{"a series with too many labels counting job and instance", key("job", "j"), manyLabels, admission.ReasonTooManyLabels, "--push.max-labels-per-series is 6"},
-		{"grouping labels count toward the labels of a series", key("job", "j", "g1", "v", "g2", "v"), "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", admission.ReasonTooManyLabels, "with 7 labels"},
-		{"a series with hundreds of labels is refused before sanitizing", key("job", "j"), "m{" + strings.TrimSuffix(labelList(300), ",") + "} 1\n", admission.ReasonTooManyLabels, "with 300 labels"},
-		{"a long label name in the body", key("job", "j"), "m{" + long + "=\"v\"} 1\n", admission.ReasonLabelNameTooLong, "--push.max-label-name-length is 10"},
-		{"a long label value in the body", key("job", "j"), "m{a=\"" + long + "\"} 1\n", admission.ReasonLabelValueTooLong, `metric "m": value of label "a" has 20 bytes`},
-		{"a long metric name", key("job", "j"), long + " 1\n", admission.ReasonLabelValueTooLong, "--push.max-label-value-length is 10"},
-		{"a long grouping label value", key("job", long), "m 1\n", admission.ReasonLabelValueTooLong, `grouping key: value of label "job"`},
-		{"a long grouping label name", key("job", "j", long, "v"), "m 1\n", admission.ReasonLabelNameTooLong, "grouping key: label name"},
+		{"a push with more series than the limit", storetest.Key("job", "j"), seriesText("m", 4), admission.ReasonTooManySeries, "push has 4 series; --push.max-series is 3"},
+		{"a series with too many labels counting job and instance", storetest.Key("job", "j"), manyLabels, admission.ReasonTooManyLabels, "--push.max-labels-per-series is 6"},
+		{"grouping labels count toward the labels of a series", storetest.Key("job", "j", "g1", "v", "g2", "v"), "m{a=\"1\",b=\"2\",c=\"3\"} 1\n", admission.ReasonTooManyLabels, "with 7 labels"},
+		{"a series with hundreds of labels is refused before sanitizing", storetest.Key("job", "j"), "m{" + strings.TrimSuffix(labelList(300), ",") + "} 1\n", admission.ReasonTooManyLabels, "with 300 labels"},
+		{"a long label name in the body", storetest.Key("job", "j"), "m{" + long + "=\"v\"} 1\n", admission.ReasonLabelNameTooLong, "--push.max-label-name-length is 10"},
+		{"a long label value in the body", storetest.Key("job", "j"), "m{a=\"" + long + "\"} 1\n", admission.ReasonLabelValueTooLong, `metric "m": value of label "a" has 20 bytes`},
+		{"a long metric name", storetest.Key("job", "j"), long + " 1\n", admission.ReasonLabelValueTooLong, "--push.max-label-value-length is 10"},
+		{"a long grouping label value", storetest.Key("job", long), "m 1\n", admission.ReasonLabelValueTooLong, `grouping key: value of label "job"`},
+		{"a long grouping label name", storetest.Key("job", "j", long, "v"), "m 1\n", admission.ReasonLabelNameTooLong, "grouping key: label name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(Options{Limits: lim})
-			mustPush(t, s, key("job", "other"), Replace, "other 1\n", time.Unix(1, 0))
+			mustPush(t, s, storetest.Key("job", "other"), Replace, "other 1\n", time.Unix(1, 0))
 			err := push(t, s, tc.key, Replace, tc.body, time.Unix(2, 0))
 			requireLimit(t, err, tc.reason, false, tc.flag)
 			if g := s.Group(tc.key); g != nil {
@@ -108,7 +109,7 @@ func labelList(n int) string {
 
 func TestPerPushLimitsLeaveAnExistingGroupUntouched(t *testing.T) {
 	s := New(Options{Limits: limits.Limits{MaxSeriesPerPush: 2}})
-	k := key("job", "j")
+	k := storetest.Key("job", "j")
 	mustPush(t, s, k, Replace, seriesText("m", 2), time.Unix(1, 0))
 	before := s.Group(k)
 	requireLimit(t, push(t, s, k, Merge, seriesText("m", 3), time.Unix(2, 0)), admission.ReasonTooManySeries, false, "--push.max-series")
@@ -121,44 +122,44 @@ func TestLimitsAtExactlyTheLimitPass(t *testing.T) {
 	s := New(Options{Limits: limits.Limits{MaxSeriesPerPush: 3, MaxLabelsPerSeries: 3, MaxLabelNameLength: 3, MaxLabelValueLength: 3, MaxGroups: 1, MaxSeries: 5}})
 	// job, instance and abc: 3 labels; name and values of 3 bytes; 3 series
 	// plus the 2 push-time series: 5.
-	mustPush(t, s, key("job", "jjj"), Replace, "mmm{abc=\"vv1\"} 1\nmmm{abc=\"vv2\"} 1\nmmm{abc=\"vv3\"} 1\n", time.Unix(1, 0))
+	mustPush(t, s, storetest.Key("job", "jjj"), Replace, "mmm{abc=\"vv1\"} 1\nmmm{abc=\"vv2\"} 1\nmmm{abc=\"vv3\"} 1\n", time.Unix(1, 0))
 	requireTotals(t, s, 1, 5)
 }
 
 func TestStoreFullOfGroups(t *testing.T) {
 	s := New(Options{Limits: limits.Limits{MaxGroups: 2}})
 	ctx := context.Background()
-	mustPush(t, s, key("job", "a"), Replace, "m{x=\"a\"} 1\n", time.Unix(1, 0))
-	mustPush(t, s, key("job", "b"), Replace, "m{x=\"b\"} 1\n", time.Unix(1, 0))
+	mustPush(t, s, storetest.Key("job", "a"), Replace, "m{x=\"a\"} 1\n", time.Unix(1, 0))
+	mustPush(t, s, storetest.Key("job", "b"), Replace, "m{x=\"b\"} 1\n", time.Unix(1, 0))
 
-	err := push(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(2, 0))
+	err := push(t, s, storetest.Key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(2, 0))
 	requireLimit(t, err, admission.ReasonStoreFullGroups, true, "--store.max-groups is 2")
-	if s.Group(key("job", "c")) != nil {
+	if s.Group(storetest.Key("job", "c")) != nil {
 		t.Fatal("a push refused for a full store created its group")
 	}
 	requireTotals(t, s, 2, 6)
 
 	// Pushes to existing groups still work, replace and merge.
-	mustPush(t, s, key("job", "a"), Replace, "m{x=\"a\"} 2\n", time.Unix(3, 0))
-	mustPush(t, s, key("job", "b"), Merge, "n{x=\"b\"} 2\n", time.Unix(3, 0))
+	mustPush(t, s, storetest.Key("job", "a"), Replace, "m{x=\"a\"} 2\n", time.Unix(3, 0))
+	mustPush(t, s, storetest.Key("job", "b"), Merge, "n{x=\"b\"} 2\n", time.Unix(3, 0))
 	requireTotals(t, s, 2, 7)
 
 	// A push failing the checks must not create a group to record its
 	// failure time in a full store.
-	err = push(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1 1000\n", time.Unix(4, 0))
+	err = push(t, s, storetest.Key("job", "c"), Replace, "m{x=\"c\"} 1 1000\n", time.Unix(4, 0))
 	var rej *admission.Error
 	if !errors.As(err, &rej) || rej.Class != admission.Refused {
 		t.Fatalf("a push with a timestamp: got %v, want a Refused *admission.Error", err)
 	}
-	if s.Group(key("job", "c")) != nil {
+	if s.Group(storetest.Key("job", "c")) != nil {
 		t.Fatal("a failure record grew a full store")
 	}
 
 	// Deleting a group makes room.
-	if _, err := s.Delete(ctx, key("job", "a")); err != nil {
+	if _, err := s.Delete(ctx, storetest.Key("job", "a")); err != nil {
 		t.Fatal(err)
 	}
-	mustPush(t, s, key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(5, 0))
+	mustPush(t, s, storetest.Key("job", "c"), Replace, "m{x=\"c\"} 1\n", time.Unix(5, 0))
 	requireTotals(t, s, 2, 7)
 }
 
@@ -166,7 +167,7 @@ func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
 	// Each group holds its pushed series plus push_time_seconds and
 	// push_failure_time_seconds.
 	s := New(Options{Limits: limits.Limits{MaxSeries: 10}})
-	a, b := key("job", "a"), key("job", "b")
+	a, b := storetest.Key("job", "a"), storetest.Key("job", "b")
 	mustPush(t, s, a, Replace, seriesText("m", 3), time.Unix(1, 0)) // 5
 	mustPush(t, s, b, Replace, seriesText("n", 3), time.Unix(1, 0)) // 10
 	requireTotals(t, s, 2, 10)
@@ -183,7 +184,7 @@ func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
 		{"merging a family of the same size", b, Merge, seriesText("n", 3), true},
 		{"replacing a group by a larger one", a, Replace, seriesText("o", 4), false},
 		{"merging a new family", b, Merge, seriesText("p", 1), false},
-		{"a new group", key("job", "c"), Replace, "", false},
+		{"a new group", storetest.Key("job", "c"), Replace, "", false},
 		{"shrinking a group", a, Replace, seriesText("o", 1), true},
 		{"growing it back into the freed room", b, Merge, seriesText("p", 2), true},
 	}
@@ -206,7 +207,7 @@ func TestStoreFullOfSeriesCountsTheNetChange(t *testing.T) {
 func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 	ctx := context.Background()
 	s := New(Options{})
-	a, b, c := key("job", "a"), key("job", "b"), key("job", "c")
+	a, b, c := storetest.Key("job", "a"), storetest.Key("job", "b"), storetest.Key("job", "c")
 	mustPush(t, s, a, Replace, seriesText("m", 3)+seriesText("n", 2), time.Unix(1, 0))
 	requireTotals(t, s, 1, 7)
 	mustPush(t, s, a, Merge, seriesText("n", 4), time.Unix(2, 0))
@@ -246,9 +247,9 @@ func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireTotals(t, r, 2, 7)
-	requireLimit(t, push(t, r, key("job", "d"), Replace, "", time.Unix(7, 0)), admission.ReasonStoreFullGroups, true, "--store.max-groups")
+	requireLimit(t, push(t, r, storetest.Key("job", "d"), Replace, "", time.Unix(7, 0)), admission.ReasonStoreFullGroups, true, "--store.max-groups")
 	// A group shrinking in an over-full store is accepted.
-	if _, err := r.Push(ctx, Push{Key: c, Method: Replace, Families: families(t, "p 1\n"), Time: time.Unix(8, 0)}); err != nil {
+	if _, err := r.Push(ctx, Push{Key: c, Method: Replace, Families: storetest.Families(t, "p 1\n"), Time: time.Unix(8, 0)}); err != nil {
 		t.Fatalf("shrinking push in an over-full store: %v", err)
 	}
 	requireTotals(t, r, 2, 6)
@@ -266,6 +267,6 @@ func TestZeroLimitsMeanNoLimit(t *testing.T) {
 	// series carry the long grouping value; a thousand of them cost 25 s
 	// under -race and proved nothing more.
 	long := strings.Repeat("v", 100_000)
-	mustPush(t, s, key("job", long), Replace, seriesText("m", 3)+"n{"+labelList(200)+"x=\""+long+"\"} 1\n", time.Unix(1, 0))
+	mustPush(t, s, storetest.Key("job", long), Replace, seriesText("m", 3)+"n{"+labelList(200)+"x=\""+long+"\"} 1\n", time.Unix(1, 0))
 	requireTotals(t, s, 1, 6)
 }

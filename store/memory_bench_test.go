@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/render"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkStoreHeap(b *testing.B) {
 				pushed, _, _ := f.cache.Pushed()
 				text += len(pushed)
 				if tb := f.cache.CachedText(); tb != nil {
-					if !sameBlock(tb.Packed(), pushed) {
+					if !storetest.SameBlock(tb.Packed(), pushed) {
 						text += len(tb.Packed())
 					}
 					deflate += len(tb.Segment().Deflate)
@@ -69,11 +70,6 @@ func fillCachesAsScrapesDo(b *testing.B, s *Store) {
 			tb.MarkGzipSeen()
 		}
 	}
-}
-
-// sameBlock reports whether a and b are the same bytes in memory.
-func sameBlock(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // BenchmarkGCWithStore measures one full garbage collection with 10,000

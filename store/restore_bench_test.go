@@ -9,6 +9,7 @@ import (
 	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 )
 
 // BenchmarkRestore measures loading n stored groups of the realistic
@@ -52,7 +53,7 @@ func TestRestoredStoreScrapesLikeTheOriginal(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := push(t, src, key("job", "failed"), Replace, "m 1 123\n", t0); err == nil {
+		if err := push(t, src, storetest.Key("job", "failed"), Replace, "m 1 123\n", t0); err == nil {
 			t.Fatal("a timestamped push was accepted")
 		}
 		dst := New(Options{UTF8Names: utf8Names})

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/internal/storetest"
 )
 
 // identityTestFamilies returns families whose identity a push and a
@@ -36,7 +37,7 @@ func identityTestFamilies(utf8Names bool) []*dto.MetricFamily {
 func TestARestoredFamilyHasThePushedFamilysIdentity(t *testing.T) {
 	for _, utf8Names := range []bool{false, true} {
 		src := New(Options{UTF8Names: utf8Names})
-		k := key("job", "j", "instance", "i")
+		k := storetest.Key("job", "j", "instance", "i")
 		if _, err := src.Push(context.Background(), Push{Key: k, Method: Replace, Families: identityTestFamilies(utf8Names), Time: t0}); err != nil {
 			t.Fatal(err)
 		}

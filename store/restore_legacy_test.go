@@ -11,6 +11,7 @@ import (
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupcodec/groupcodectest"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -33,7 +34,7 @@ func TestRecordsOfEarlierVersionsLoadLikeTheOriginal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mustPush(t, src, key("job", "h"), Replace, "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n", t0)
+	mustPush(t, src, storetest.Key("job", "h"), Replace, "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n", t0)
 	for _, tc := range []struct {
 		name    string
 		version byte
@@ -89,8 +90,8 @@ func TestRecordsOfEarlierVersionsLoadLikeTheOriginal(t *testing.T) {
 
 func TestAStoreWritesEachFamilysBlockAsItHoldsIt(t *testing.T) {
 	s := New(Options{})
-	mustPush(t, s, key("job", "a"), Replace, "# HELP a Help.\n# TYPE a counter\na{l=\"v\"} 1\nb 2\n", t0)
-	g := s.Group(key("job", "a"))
+	mustPush(t, s, storetest.Key("job", "a"), Replace, "# HELP a Help.\n# TYPE a counter\na{l=\"v\"} 1\nb 2\n", t0)
+	g := s.Group(storetest.Key("job", "a"))
 	rec, err := groupcodec.Decode(encodeGroup(g))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -30,10 +31,10 @@ func recordsOf(src *Store) []record {
 func conflictingRecords(t *testing.T) (record, record) {
 	t.Helper()
 	a, b := New(Options{}), New(Options{})
-	if err := push(t, a, key("job", "a"), Replace, "m{instance=\"x\"} 1\n", t0); err != nil {
+	if err := push(t, a, storetest.Key("job", "a"), Replace, "m{instance=\"x\"} 1\n", t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := push(t, b, key("job", "a", "instance", "x"), Replace, "m 2\n", t0); err != nil {
+	if err := push(t, b, storetest.Key("job", "a", "instance", "x"), Replace, "m 2\n", t0); err != nil {
 		t.Fatal(err)
 	}
 	return recordsOf(a)[0], recordsOf(b)[0]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 	"github.com/pushgate/pushgate/journal"
 )
 
@@ -30,7 +31,7 @@ func slotOf(s *Store, k groupkey.Key, name string) *slot {
 func gValue(t *testing.T, s *Store) float64 {
 	t.Helper()
 	_, fams := scrape(t, s)
-	v, ok := value(t, fams, "g", map[string]string{"job": "j", "instance": ""})
+	v, ok := storetest.Value(fams, "g", map[string]string{"job": "j", "instance": ""})
 	if !ok {
 		t.Fatal("g of job j is not scraped")
 	}
@@ -39,7 +40,7 @@ func gValue(t *testing.T, s *Store) float64 {
 
 func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T) {
 	s := New(Options{})
-	k := key("job", "j")
+	k := storetest.Key("job", "j")
 	mustPush(t, s, k, Replace, "g 1\n", t0)
 	first := slotOf(s, k, "g")
 
@@ -110,7 +111,7 @@ func TestSnapshotsSeeExactlyTheStateAtTheirStart(t *testing.T) {
 			at := t0
 			for step := range 300 {
 				at = at.Add(time.Second)
-				k := key("job", "j", "instance", fmt.Sprint(rng.IntN(5)))
+				k := storetest.Key("job", "j", "instance", fmt.Sprint(rng.IntN(5)))
 				switch op := rng.IntN(10); {
 				case op < 5:
 					// Same series, new values: the in-place path when no
@@ -171,7 +172,7 @@ func TestARefusedChangeLeavesTheScrapeAsItWas(t *testing.T) {
 	for _, withSnapshot := range []bool{false, true} {
 		t.Run(fmt.Sprintf("snapshot open %v", withSnapshot), func(t *testing.T) {
 			s := New(Options{})
-			k := key("job", "j")
+			k := storetest.Key("job", "j")
 			mustPush(t, s, k, Replace, "g 1\nh 1\n", t0)
 			before := textScrape(t, s.Snapshot())
 			if withSnapshot {
@@ -189,7 +190,7 @@ func TestARefusedChangeLeavesTheScrapeAsItWas(t *testing.T) {
 			s.SetJournal(nil)
 			mustPush(t, s, k, Replace, "g 3\nh 3\n", t0.Add(2*time.Second))
 			_, fams := scrape(t, s)
-			if v, ok := value(t, fams, "g", map[string]string{"job": "j", "instance": ""}); !ok || v != 3 {
+			if v, ok := storetest.Value(fams, "g", map[string]string{"job": "j", "instance": ""}); !ok || v != 3 {
 				t.Fatalf("g = %v after a refused push and an accepted one, want 3", v)
 			}
 		})
@@ -198,7 +199,7 @@ func TestARefusedChangeLeavesTheScrapeAsItWas(t *testing.T) {
 
 func TestADroppedSnapshotIsReleasedWhenCollected(t *testing.T) {
 	s := New(Options{})
-	mustPush(t, s, key("job", "j"), Replace, "g 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "j"), Replace, "g 1\n", t0)
 	func() { _ = s.Snapshot() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -12,19 +12,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/pushgate/pushgate/admission"
-	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/internal/storetest"
 )
-
-// families parses text exposition into families for a test push.
-func families(t *testing.T, text string) []*dto.MetricFamily {
-	t.Helper()
-	decoded, err := exposition.Decode(strings.NewReader(text), "", exposition.DecodeOptions{})
-	if err != nil {
-		t.Fatalf("decode test body: %v", err)
-	}
-	return decoded.Families
-}
 
 // scrape renders a snapshot of the store as text (snapshotBody) and parses
 // it back with expfmt.
@@ -39,17 +29,9 @@ func scrape(t *testing.T, s *Store) (string, map[string]*dto.MetricFamily) {
 	return text, parsed
 }
 
-func key(labels ...string) groupkey.Key {
-	m := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		m[labels[i]] = labels[i+1]
-	}
-	return groupkey.New(m)
-}
-
 func push(t *testing.T, s *Store, k groupkey.Key, m Method, text string, at time.Time) error {
 	t.Helper()
-	_, err := s.Push(context.Background(), Push{Key: k, Method: m, Families: families(t, text), Time: at})
+	_, err := s.Push(context.Background(), Push{Key: k, Method: m, Families: storetest.Families(t, text), Time: at})
 	return err
 }
 
@@ -93,40 +75,40 @@ var t0 = time.Unix(1_700_000_000, 500_000_000)
 
 func TestReplaceReplacesTheWholeGroupAndMergeOnlyNamedFamilies(t *testing.T) {
 	s := New(Options{})
-	k := key("job", "j", "instance", "i")
+	k := storetest.Key("job", "j", "instance", "i")
 	mustPush(t, s, k, Replace, "a 1\nb 2\n", t0)
 	mustPush(t, s, k, Merge, "b 3\nc 4\n", t0.Add(time.Second))
 	_, fams := scrape(t, s)
 	lbl := map[string]string{"job": "j", "instance": "i"}
 	for name, want := range map[string]float64{"a": 1, "b": 3, "c": 4} {
-		if got, ok := value(t, fams, name, lbl); !ok || got != want {
+		if got, ok := storetest.Value(fams, name, lbl); !ok || got != want {
 			t.Errorf("after POST, %s = %v (present %v), want %v", name, got, ok, want)
 		}
 	}
 	mustPush(t, s, k, Replace, "d 5\n", t0.Add(2*time.Second))
 	_, fams = scrape(t, s)
 	for _, gone := range []string{"a", "b", "c"} {
-		if _, ok := value(t, fams, gone, lbl); ok {
+		if _, ok := storetest.Value(fams, gone, lbl); ok {
 			t.Errorf("after PUT, %s is still present", gone)
 		}
 	}
-	if got, _ := value(t, fams, "push_time_seconds", lbl); got != 1_700_000_002.5 {
+	if got, _ := storetest.Value(fams, "push_time_seconds", lbl); got != 1_700_000_002.5 {
 		t.Errorf("push_time_seconds = %v, want 1700000002.5", got)
 	}
-	if got, ok := value(t, fams, "push_failure_time_seconds", lbl); !ok || got != 0 {
+	if got, ok := storetest.Value(fams, "push_failure_time_seconds", lbl); !ok || got != 0 {
 		t.Errorf("push_failure_time_seconds = %v (present %v), want 0", got, ok)
 	}
 }
 
 func TestGroupingLabelsOverwriteBodyLabelsAndInstanceDefaultsToEmpty(t *testing.T) {
 	s := New(Options{})
-	mustPush(t, s, key("job", "j3", "foo", "baz"), Replace, `some_metric{job="x",instance="y",foo="bar"} 1`+"\n", t0)
-	mustPush(t, s, key("job", "j4"), Replace, "other 2\n", t0)
+	mustPush(t, s, storetest.Key("job", "j3", "foo", "baz"), Replace, `some_metric{job="x",instance="y",foo="bar"} 1`+"\n", t0)
+	mustPush(t, s, storetest.Key("job", "j4"), Replace, "other 2\n", t0)
 	_, fams := scrape(t, s)
-	if _, ok := value(t, fams, "some_metric", map[string]string{"job": "j3", "foo": "baz", "instance": "y"}); !ok {
+	if _, ok := storetest.Value(fams, "some_metric", map[string]string{"job": "j3", "foo": "baz", "instance": "y"}); !ok {
 		t.Error("body labels were not overwritten by the grouping labels")
 	}
-	if _, ok := value(t, fams, "other", map[string]string{"job": "j4", "instance": ""}); !ok {
+	if _, ok := storetest.Value(fams, "other", map[string]string{"job": "j4", "instance": ""}); !ok {
 		t.Error(`a series without instance did not get instance=""`)
 	}
 }
@@ -139,19 +121,19 @@ func TestRejectedPushes(t *testing.T) {
 		body    string
 		wantErr string
 	}{
-		{"a sample timestamp is rejected", nil, key("job", "x"), "m 1 1234\n", "must not have timestamps"},
-		{"a type conflict with another group is rejected", []string{"# TYPE m counter\nm 1\n"}, key("job", "x"), "# TYPE m gauge\nm 1\n", "is pushed as gauge but is a counter"},
-		{"a series another group already holds is rejected", []string{`m{instance="i"} 1` + "\n"}, key("job", "a", "instance", "i"), "m 2\n", "already pushed by group"},
-		{"X_count beside a summary X is rejected", []string{"# TYPE s summary\ns_sum 1\ns_count 1\n"}, key("job", "x"), "s_count 3\n", "collides"},
-		{"a histogram beside an existing X_bucket is rejected", []string{"h_bucket 1\n"}, key("job", "x"), "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n", "collides"},
-		{"a summary with a quantile grouping label is rejected", nil, key("job", "x", "quantile", "0.5"), "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum 1\ns_count 1\n", "quantile"},
-		{"a histogram with an le grouping label is rejected", nil, key("job", "x", "le", "1"), "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n", `"le"`},
+		{"a sample timestamp is rejected", nil, storetest.Key("job", "x"), "m 1 1234\n", "must not have timestamps"},
+		{"a type conflict with another group is rejected", []string{"# TYPE m counter\nm 1\n"}, storetest.Key("job", "x"), "# TYPE m gauge\nm 1\n", "is pushed as gauge but is a counter"},
+		{"a series another group already holds is rejected", []string{`m{instance="i"} 1` + "\n"}, storetest.Key("job", "a", "instance", "i"), "m 2\n", "already pushed by group"},
+		{"X_count beside a summary X is rejected", []string{"# TYPE s summary\ns_sum 1\ns_count 1\n"}, storetest.Key("job", "x"), "s_count 3\n", "collides"},
+		{"a histogram beside an existing X_bucket is rejected", []string{"h_bucket 1\n"}, storetest.Key("job", "x"), "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n", "collides"},
+		{"a summary with a quantile grouping label is rejected", nil, storetest.Key("job", "x", "quantile", "0.5"), "# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum 1\ns_count 1\n", "quantile"},
+		{"a histogram with an le grouping label is rejected", nil, storetest.Key("job", "x", "le", "1"), "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n", `"le"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(Options{})
 			for _, body := range tc.setup {
-				mustPush(t, s, key("job", "a"), Replace, body, t0)
+				mustPush(t, s, storetest.Key("job", "a"), Replace, body, t0)
 			}
 			before, _ := scrape(t, s)
 			err := push(t, s, tc.key, Replace, tc.body, t0.Add(time.Second))
@@ -181,37 +163,37 @@ func TestRejectedPushes(t *testing.T) {
 
 func TestARejectedPushCannotPoisonTheStore(t *testing.T) {
 	s := New(Options{})
-	mustPush(t, s, key("job", "s1"), Replace, "m 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "s1"), Replace, "m 1\n", t0)
 	// {job="s1",instance=""} would duplicate {job="s1"}'s series, including
 	// its push_time_seconds: the reference creates the group anyway and every
 	// later scrape and push fails.
-	err := push(t, s, key("job", "s1", "instance", ""), Replace, "m 2\n", t0.Add(time.Second))
+	err := push(t, s, storetest.Key("job", "s1", "instance", ""), Replace, "m 2\n", t0.Add(time.Second))
 	var rej *admission.Error
 	if !errors.As(err, &rej) || rej.Class != admission.Refused {
 		t.Fatalf("err = %v, want a refusal", err)
 	}
-	if s.Group(key("job", "s1", "instance", "")) != nil {
+	if s.Group(storetest.Key("job", "s1", "instance", "")) != nil {
 		t.Fatal("the rejected group was created and now duplicates another group's series")
 	}
 	scrape(t, s)
-	mustPush(t, s, key("job", "other"), Replace, "m 3\n", t0.Add(2*time.Second))
+	mustPush(t, s, storetest.Key("job", "other"), Replace, "m 3\n", t0.Add(2*time.Second))
 	scrape(t, s)
 }
 
 func TestFailureOnAnExistingGroupKeepsItsMetrics(t *testing.T) {
 	s := New(Options{})
-	k := key("job", "j")
+	k := storetest.Key("job", "j")
 	mustPush(t, s, k, Replace, "a 1\n", t0)
 	if err := push(t, s, k, Replace, "a 1 123\n", t0.Add(time.Second)); err == nil {
 		t.Fatal("a push with a timestamp was accepted")
 	}
 	_, fams := scrape(t, s)
 	lbl := map[string]string{"job": "j", "instance": ""}
-	if v, ok := value(t, fams, "a", lbl); !ok || v != 1 {
+	if v, ok := storetest.Value(fams, "a", lbl); !ok || v != 1 {
 		t.Errorf("a = %v (present %v) after a failed push, want 1", v, ok)
 	}
-	pt, _ := value(t, fams, "push_time_seconds", lbl)
-	ft, _ := value(t, fams, "push_failure_time_seconds", lbl)
+	pt, _ := storetest.Value(fams, "push_time_seconds", lbl)
+	ft, _ := storetest.Value(fams, "push_failure_time_seconds", lbl)
 	if !(ft > pt) {
 		t.Errorf("push_failure_time_seconds %v is not after push_time_seconds %v", ft, pt)
 	}
@@ -224,16 +206,16 @@ func TestDeleteWipeAndDeleteWhere(t *testing.T) {
 	s := New(Options{})
 	ctx := context.Background()
 	for _, j := range []string{"a", "b", "c"} {
-		mustPush(t, s, key("job", j), Replace, "m 1\n", t0)
+		mustPush(t, s, storetest.Key("job", j), Replace, "m 1\n", t0)
 	}
-	if _, err := s.Delete(ctx, key("job", "a")); err != nil {
+	if _, err := s.Delete(ctx, storetest.Key("job", "a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Delete(ctx, key("job", "absent")); err != nil {
+	if _, err := s.Delete(ctx, storetest.Key("job", "absent")); err != nil {
 		t.Fatalf("deleting an absent group: %v", err)
 	}
 	keys, _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().Job() == "b" }, true)
-	if err != nil || len(keys) != 1 || s.Group(key("job", "b")) == nil {
+	if err != nil || len(keys) != 1 || s.Group(storetest.Key("job", "b")) == nil {
 		t.Fatalf("dry run: keys %v, err %v; the group must stay", keys, err)
 	}
 	if _, _, err := s.DeleteWhere(ctx, func(g *Group) bool { return g.Key().Job() == "b" }, false); err != nil {
@@ -249,5 +231,5 @@ func TestDeleteWipeAndDeleteWhere(t *testing.T) {
 		t.Fatalf("after wipe: %+v", st)
 	}
 	// The index forgot everything: a new type for m is fine now.
-	mustPush(t, s, key("job", "a"), Replace, "# TYPE m counter\nm 1\n", t0)
+	mustPush(t, s, storetest.Key("job", "a"), Replace, "# TYPE m counter\nm 1\n", t0)
 }
