@@ -2,8 +2,9 @@
 // the client_model representation: it decodes push bodies (text format 0.0.4
 // and varint-delimited protobuf) into []*dto.MetricFamily, negotiates the
 // scrape format, renders scrape output as separate header and body blocks
-// (so that a family's body can be rendered once, at push time, and package
-// scrape merges the kept bodies of every group under one header per name),
+// (so that a family's body can be rendered once and kept, which package
+// render does, and package scrape merges the kept bodies of every group
+// under one header per name),
 // reads a kept protobuf body in place (protobody.go), and holds the name
 // rules (validation, escaping, quoting, plain families).
 //
@@ -24,5 +25,6 @@
 // schemes), so every response parses.
 //
 // The protobuf text debugging formats (encoding=text and compact-text) are
-// not rendered here: package web serves them.
+// negotiated here too (NegotiateScrape) and rendered one merged family at
+// a time (AppendProtoText) for package scrape's writer.
 package exposition
