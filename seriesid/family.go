@@ -121,15 +121,21 @@ func (f *Family) PlainBody(typ dto.MetricType, body []byte) bool {
 // ExemplarNamesLegacy reports whether every exemplar label name in body,
 // the protobuf body of a stored family of type typ, is a legacy label
 // name: the part of a family's plainness that its series labels do not
-// tell. Only counters and histograms carry exemplars, and a stored
-// family's metrics carry only the value of its type (the push checked
-// it), so the body of any other type is not read.
+// tell. Only counters and histograms carry exemplars (CarriesExemplars),
+// and a stored family's metrics carry only the value of its type (the push
+// checked it), so the body of any other type is not read.
 func ExemplarNamesLegacy(typ dto.MetricType, body []byte) bool {
+	return !CarriesExemplars(typ) || exposition.LegacyExemplarNamesInBody(body)
+}
+
+// CarriesExemplars reports whether a family of type typ can carry
+// exemplars: counters and histograms.
+func CarriesExemplars(typ dto.MetricType) bool {
 	switch typ {
 	case dto.MetricType_COUNTER, dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-		return exposition.LegacyExemplarNamesInBody(body)
+		return true
 	}
-	return true
+	return false
 }
 
 // LabelNames returns the family's distinct label names, sorted, in a slice

@@ -30,7 +30,11 @@ func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 			if err != nil {
 				return fmt.Errorf("apply position %d: group %q: %w", pos, op.Key, err)
 			}
-			g, prepared, err := s.storedGroup(recordKey(&rec), &rec)
+			// What the record did not change is taken from the group
+			// held before the batch (storedGroup), which compares with
+			// it rather than trusting it: an earlier op of the batch
+			// may have set the group since.
+			g, prepared, err := s.storedGroup(recordKey(&rec), &rec, s.committedGroup(op.Key))
 			if err != nil {
 				return fmt.Errorf("apply position %d: group %q: %w", pos, op.Key, err)
 			}

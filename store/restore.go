@@ -3,10 +3,12 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"time"
 	"unique"
 
 	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
@@ -27,7 +29,7 @@ func (s *Store) Restore(key string, value []byte) error {
 		return fmt.Errorf("restore group %q: %w", key, err)
 	}
 	gk := recordKey(&rec)
-	g, prepared, err := s.storedGroup(gk, &rec)
+	g, prepared, err := s.storedGroup(gk, &rec, s.committedGroup(gk.ID()))
 	if err != nil {
 		s.logger.Warn("stored group skipped", "group", gk.String(), "err", err)
 		return nil
@@ -74,14 +76,25 @@ func (s *Store) installChecked(g *Group, prepared []preparedFamily) error {
 // scrape that needs it. Building families through prepare and newFamily
 // instead took 1.2 s for 10,000 groups of the bench payload
 // (BenchmarkRestore), most of it decoding into dto objects and rendering.
-func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group) (*Group, []preparedFamily, error) {
+//
+// old is the group the store holds under key, nil for none: what of it
+// the record did not change is taken from it rather than derived again
+// (see sameIdentity), and so are its time families when their times are
+// the same.
+func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group) (*Group, []preparedFamily, error) {
+	if old != nil && old.key.ID() != key.ID() {
+		old = nil
+	}
 	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(map[string]*Family, len(rec.Families)+2)}
 	prepared := make([]preparedFamily, 0, len(rec.Families)+2)
-	var id seriesid.Family
-	var sc scratch
+	var sc rebuildScratch
 	for i := range rec.Families {
 		rf := &rec.Families[i]
-		f, err := s.storedFamily(rf, &id, &sc)
+		var of *Family
+		if old != nil {
+			of = old.families[rf.Name]
+		}
+		f, err := s.storedFamily(rf, of, &sc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -90,7 +103,40 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group) (*Group, []
 		mf := &dto.MetricFamily{Name: &rf.Name, Type: &rf.Type}
 		prepared = append(prepared, preparedFamily{mf: mf, series: f.series, labels: f.labels})
 	}
-	return g, s.addTimeFamilies(g, prepared, s.render.encoding(), &sc), nil
+	return g, s.storedTimeFamilies(g, old, prepared, &sc.scratch), nil
+}
+
+// committedGroup returns the committed group gid, nil for none.
+func (s *Store) committedGroup(gid string) *Group {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groups[gid]
+}
+
+// storedTimeFamilies adds g's push_time_seconds and
+// push_failure_time_seconds, as addTimeFamilies does, except that one
+// whose time is old's is old's family: a re-push keeps its group's failure
+// time, and building that family again (rendering its text included) was
+// a tenth of a follower's apply (BenchmarkApplyRepush).
+func (s *Store) storedTimeFamilies(g, old *Group, prepared []preparedFamily, sc *scratch) []preparedFamily {
+	if old == nil {
+		return s.addTimeFamilies(g, prepared, s.render.encoding(), sc)
+	}
+	for _, tf := range [...]struct {
+		name     string
+		now, was time.Time
+	}{{PushTimeName, g.pushTime, old.pushTime}, {PushFailureTimeName, g.failTime, old.failTime}} {
+		if of := old.families[tf.name]; of != nil && tf.now.Equal(tf.was) {
+			g.families[tf.name] = of
+			mf := &dto.MetricFamily{Name: proto.String(tf.name), Type: dto.MetricType_GAUGE.Enum()}
+			prepared = append(prepared, preparedFamily{mf: mf, series: of.series, plain: of.cache.Plain(), labels: of.labels})
+			continue
+		}
+		f, pf := s.timeFamily(tf.name, g.key, tf.now, s.render.encoding(), sc)
+		g.families[tf.name] = f
+		prepared = append(prepared, pf)
+	}
+	return prepared
 }
 
 // familiesOf returns g's families, nil for an absent group.
@@ -101,23 +147,27 @@ func familiesOf(g *Group) map[string]*Family {
 	return g.families
 }
 
+// rebuildScratch holds the buffers rebuilding a group's families reuses.
+type rebuildScratch struct {
+	scratch
+	id seriesid.Family
+	// replaced holds the protobuf body of the family a rebuilt one
+	// replaces, for sameIdentity.
+	replaced []byte
+}
+
 // storedFamily rebuilds a family from its record. A record of version 3
 // holds the family's s2 block: it is decompressed into sc.body, to read
 // the series, and a copy of it becomes the family's (the record's memory
 // may be reused after: Apply keeps no reference to it). An older record
-// holds the protobuf bytes, which are compressed.
-func (s *Store) storedFamily(rf *groupcodec.Family, id *seriesid.Family, sc *scratch) (*Family, error) {
+// holds the protobuf bytes, which are compressed. of is the family of the
+// same name the store holds in the group, nil for none.
+func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScratch) (*Family, error) {
 	name := rf.Name
 	metrics := rf.Metrics
 	if rf.Packed != nil {
-		n, err := s2.DecodedLen(rf.Packed)
-		if err != nil {
-			return nil, fmt.Errorf("decompress family %q: %w", name, err)
-		}
-		if cap(sc.body) < n {
-			sc.body = make([]byte, n)
-		}
-		if metrics, err = s2.Decode(sc.body[:n], rf.Packed); err != nil {
+		var err error
+		if metrics, err = decodeBlock(&sc.body, rf.Packed); err != nil {
 			return nil, fmt.Errorf("decompress family %q: %w", name, err)
 		}
 	}
@@ -126,15 +176,17 @@ func (s *Store) storedFamily(rf *groupcodec.Family, id *seriesid.Family, sc *scr
 		typ:      rf.Type,
 		lastPush: groupcodec.UnixNanos(rf.LastPush),
 	}
-	id.Start(s.seed, name, s.opts.UTF8Names)
-	err := exposition.ProtobufBodyLabels(metrics, func(labels []exposition.LabelBytes) {
-		f.series = append(f.series, id.SeriesBytes(labels))
-	})
-	if err != nil {
-		return nil, fmt.Errorf("decode family %q: %w", name, err)
+	if !sameIdentity(f, metrics, of, sc) {
+		sc.id.Start(s.seed, name, s.opts.UTF8Names)
+		err := exposition.ProtobufBodyLabels(metrics, func(labels []exposition.LabelBytes) {
+			f.series = append(f.series, sc.id.SeriesBytes(labels))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("decode family %q: %w", name, err)
+		}
+		f.labels = sc.id.LabelNames()
+		f.cache.SetPlain(sc.id.PlainBody(f.typ, metrics))
 	}
-	f.labels = id.LabelNames()
-	f.cache.SetPlain(id.PlainBody(f.typ, metrics))
 	// Decode copied the state out of the record already.
 	if len(rf.State) > 0 {
 		// Its own variable: a pointer into rec would keep the record, and
@@ -148,4 +200,48 @@ func (s *Store) storedFamily(rf *groupcodec.Family, id *seriesid.Family, sc *scr
 		f.packed = packInto(&sc.packed, metrics)
 	}
 	return f, nil
+}
+
+// sameIdentity gives f, a family rebuilt from the protobuf body metrics,
+// the identity of of, the family of its name it replaces (nil for none),
+// and reports whether it did: when of has f's type and its body holds the
+// same label sets, byte for byte, in the same order
+// (exposition.SameProtobufLabels), f's series hash as of's did and its
+// label names are of's. of's were derived in this process, under the
+// store's seed (a record's own cannot be trusted: another process hashes
+// under another seed). A batch job re-pushing new values for the same
+// series, the common case, costs a comparison of label bytes instead of
+// reading and hashing every series again.
+//
+// Plainness follows from of's, except for exemplar label names, which
+// change with the values and are read again. When of is not plain and its
+// type carries exemplars, whether its labels or its exemplars made it so
+// is not known, and f's identity is derived instead.
+func sameIdentity(f *Family, metrics []byte, of *Family, sc *rebuildScratch) bool {
+	if of == nil || of.typ != f.typ {
+		return false
+	}
+	plain := of.cache.Plain()
+	if !plain && seriesid.CarriesExemplars(f.typ) {
+		return false
+	}
+	replaced, err := decodeBlock(&sc.replaced, of.packed)
+	if err != nil || !exposition.SameProtobufLabels(replaced, metrics) {
+		return false
+	}
+	f.series, f.labels = of.series, of.labels
+	f.cache.SetPlain(plain && seriesid.ExemplarNamesLegacy(f.typ, metrics))
+	return true
+}
+
+// decodeBlock decompresses the s2 block into *buf, growing it as needed.
+func decodeBlock(buf *[]byte, block []byte) ([]byte, error) {
+	n, err := s2.DecodedLen(block)
+	if err != nil {
+		return nil, err
+	}
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	return s2.Decode((*buf)[:n], block)
 }

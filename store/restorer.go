@@ -91,7 +91,10 @@ func (r *Restorer) decode() {
 			j.err = fmt.Errorf("restore group %q: %w", j.key, err)
 		} else {
 			j.group = recordKey(&rec)
-			j.g, j.prepared, j.skip = r.s.storedGroup(j.group, &rec)
+			// No group held is looked up: a load fills an empty
+			// store, and the groups before this record in the load
+			// may not be installed yet.
+			j.g, j.prepared, j.skip = r.s.storedGroup(j.group, &rec, nil)
 		}
 		close(j.ready)
 	}
