@@ -93,35 +93,6 @@ func scrape(t *testing.T, s *testStore) (string, map[string]*dto.MetricFamily) {
 	return buf.String(), parsed
 }
 
-// value finds the sample value of a gauge, counter or untyped series.
-func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
-	t.Helper()
-	mf := fams[name]
-	if mf == nil {
-		return 0, false
-	}
-next:
-	for _, m := range mf.Metric {
-		if len(m.Label) != len(labels) {
-			continue
-		}
-		for _, lp := range m.Label {
-			if v, ok := labels[lp.GetName()]; !ok || v != lp.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		default:
-			return m.Untyped.GetValue(), true
-		}
-	}
-	return 0, false
-}
-
 // filledStore returns a store holding n groups of the realistic batch-job
 // payload (8 families, 74 samples each).
 func filledStore(b testing.TB, n int) *testStore {

@@ -42,35 +42,6 @@ func mustPush(t *testing.T, s *Store, k groupkey.Key, m Method, text string, at 
 	}
 }
 
-// value finds the sample value of a gauge, counter or untyped series.
-func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
-	t.Helper()
-	mf := fams[name]
-	if mf == nil {
-		return 0, false
-	}
-next:
-	for _, m := range mf.Metric {
-		if len(m.Label) != len(labels) {
-			continue
-		}
-		for _, lp := range m.Label {
-			if v, ok := labels[lp.GetName()]; !ok || v != lp.GetValue() {
-				continue next
-			}
-		}
-		switch {
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		default:
-			return m.Untyped.GetValue(), true
-		}
-	}
-	return 0, false
-}
-
 var t0 = time.Unix(1_700_000_000, 500_000_000)
 
 func TestReplaceReplacesTheWholeGroupAndMergeOnlyNamedFamilies(t *testing.T) {
