@@ -105,7 +105,11 @@ func checkIndexOwners(t *testing.T, s *Store) {
 		}
 		for name, f := range g.families {
 			for _, h := range f.series {
-				if o := s.index.names[name].series[h]; o != n {
+				o, ok := s.index.names[name].series.get(h)
+				if !ok {
+					t.Fatalf("series of %s in group %s is not indexed", name, gid)
+				}
+				if o != n {
 					t.Fatalf("series of %s in group %s is owned by number %d (%q), want %d", name, gid, o, s.index.gids[o], n)
 				}
 			}

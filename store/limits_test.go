@@ -45,7 +45,7 @@ func requireTotals(t *testing.T, s *Store, groups, series int) {
 	indexed := 0
 	s.mu.Lock()
 	for _, e := range s.index.names {
-		indexed += len(e.series)
+		indexed += e.series.len()
 	}
 	s.mu.Unlock()
 	if st.Groups != groups || st.Series != series || recount != series || indexed != series {
