@@ -17,7 +17,8 @@ import (
 // push of the bench payload, applied over the group's previous push in a
 // store of 1,000 groups; consecutive applies of a group alternate between
 // two pushes, so every applied record has values and a push time the
-// store does not hold.
+// store does not hold. It reports the process's CPU time per apply
+// (cpu-ns/op) beside the wall time.
 func BenchmarkApplyRepush(b *testing.B) {
 	const groups = 1000
 	src := New(Options{})
@@ -46,6 +47,7 @@ func BenchmarkApplyRepush(b *testing.B) {
 	}
 	pos := journal.Position(groups)
 	b.ReportAllocs()
+	stop := reportCPUPerOp(b)
 	b.ResetTimer()
 	for i := range b.N {
 		g, v := i%groups, 1+(i/groups)%2
@@ -54,4 +56,6 @@ func BenchmarkApplyRepush(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	stop()
 }
