@@ -97,11 +97,12 @@ cluster_phase() {
 	start journal "$JOURNAL_PORT" "$PUSHGATE_BIN" --web.listen-address="127.0.0.1:$JOURNAL_PORT" \
 		--persistence.file="$work/journal.pgj" || exit 1
 	phase_pids+=("$server_pid")
+	local journal_cpu="gateway:journal=$server_pid"
 	fill_to journal "$journal_url" 0 "$g" "$FILL_LIMIT" || smoke_fail
 
 	log "cluster: etcd $("$bin" --version | sed -n 's/^etcd Version: //p') x3 and 3 replicas"
 	start_etcd "$bin" || exit 1
-	local urls=() i port
+	local urls=() replica_pids=() i port
 	for i in 0 1 2; do
 		port=$((CLUSTER_PORT + i))
 		urls+=("http://127.0.0.1:$port")
@@ -109,6 +110,7 @@ cluster_phase() {
 		start "replica-$i" "$port" "$PUSHGATE_BIN" --web.listen-address="127.0.0.1:$port" \
 			--cluster.etcd.endpoints="$etcd_endpoints" || exit 1
 		phase_pids+=("$server_pid")
+		replica_pids+=("$server_pid")
 	done
 	local li
 	li=$(leader_index "${urls[@]}") || {
@@ -116,6 +118,13 @@ cluster_phase() {
 		exit 1
 	}
 	local leader=${urls[$li]} follower=${urls[$(((li + 1) % 3))]}
+	# Every process of the cluster, for the CPU each push costs it: the
+	# replicas by role and etcd's members (compared with the journal
+	# gateway's single process; etcd is reported apart).
+	local cluster_cpu="gateway:leader=${replica_pids[$li]},gateway:follower-a=${replica_pids[$(((li + 1) % 3))]},gateway:follower-b=${replica_pids[$(((li + 2) % 3))]}"
+	for i in 0 1 2; do
+		cluster_cpu+=",etcd:e$i=${etcd_pids[$i]}"
+	done
 	local spread
 	spread=$(
 		IFS=,
@@ -126,10 +135,10 @@ cluster_phase() {
 	local c
 	for c in $CLUSTER_CLIENTS; do
 		log "cluster: $c clients: journal, leader, follower, spread"
-		durable journal "$journal_url" "$g" "$c"
-		durable cluster-leader "$leader" "$g" "$c"
-		durable cluster-follower "$follower" "$g" "$c"
-		durable cluster-spread "$spread" "$g" "$c"
+		durable journal "$journal_url" "$g" "$c" "$journal_cpu"
+		durable cluster-leader "$leader" "$g" "$c" "$cluster_cpu"
+		durable cluster-follower "$follower" "$g" "$c" "$cluster_cpu"
+		durable cluster-spread "$spread" "$g" "$c" "$cluster_cpu"
 	done
 	load_phase "$journal_url" "$leader" "$g"
 
@@ -193,7 +202,8 @@ timed_start() {
 	run "$label" "$name" wait -url "http://127.0.0.1:$port" -pid "$server_pid" -poll 10ms -timeout 10m >/dev/null
 }
 
-# durable LABEL URL GROUPS CLIENTS: one push run, named for the clients.
+# durable LABEL URL GROUPS CLIENTS CPU_PIDS: one push run, named for the
+# clients, with the CPU per push of every process in CPU_PIDS (-cpu-pids).
 durable() {
-	run "$1" "durable-push-$3-c$4" push -url "$2" -groups "$3" -clients "$4" -duration "$CLUSTER_DURATION" -method PUT >/dev/null
+	run "$1" "durable-push-$3-c$4" push -url "$2" -groups "$3" -clients "$4" -duration "$CLUSTER_DURATION" -method PUT -cpu-pids "$5" >/dev/null
 }

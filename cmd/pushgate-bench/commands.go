@@ -285,10 +285,15 @@ func cmdPush(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 	pf := registerPush(fs)
 	clients := fs.Int("clients", 8, "concurrent clients")
 	duration := fs.Duration("duration", 10*time.Second, "run for this long")
+	cpuPids := fs.String("cpu-pids", "", "comma-separated role=PID pairs (role gateway:<name> or etcd:<name>): add each process's CPU time per request to the result, and the report their sums per category (a cluster's replicas and etcd members)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := cmpErr(pf.check(), checkRange("clients", int64(*clients), 1, maxClients), checkDuration("duration", *duration)); err != nil {
+		return err
+	}
+	procs, err := parseCPUPids(*cpuPids)
+	if err != nil {
 		return err
 	}
 	base, client, err := c.target(ctx, *clients)
@@ -308,6 +313,10 @@ func cmdPush(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 			return err
 		}
 	}
+	procsBefore, err := readCPUs(procs)
+	if err != nil {
+		return err
+	}
 	ts, elapsed := runPushes(runCtx, pusher{client: client, base: base, spread: c.bases, method: *pf.method, bodies: bs}, *pf.groups, *clients, *pf.maxRequests)
 	r := result{Kind: "push", Groups: *pf.groups, Clients: *clients, Method: bs.method(*pf.method), Format: *pf.format}
 	if lastErr := sum(&r, ts, elapsed); lastErr != nil {
@@ -321,6 +330,13 @@ func cmdPush(ctx context.Context, args []string, w io.Writer, log *slog.Logger) 
 			return err
 		}
 		r.ServerCPUUs = (cpuAfter - cpuBefore) * 1e6 / float64(r.Requests)
+	}
+	if len(procs) > 0 && r.Requests > 0 {
+		procsAfter, err := readCPUs(procs)
+		if err != nil {
+			return err
+		}
+		r.ProcessCPUUs = cpuPerRequest(procs, procsBefore, procsAfter, r.Requests)
 	}
 	return c.emit(w, r)
 }

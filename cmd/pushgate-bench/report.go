@@ -28,8 +28,10 @@ type metric struct {
 }
 
 // reportMetrics lists, per result kind, the numbers a comparison shows;
-// with load, push rows also show the machine's load average.
-func reportMetrics(kind string, load bool) []metric {
+// with load, push rows also show the machine's load average. roles are the
+// processes whose CPU push results account for (-cpu-pids): push rows show
+// each category's sum, then each role.
+func reportMetrics(kind string, load bool, roles []string) []metric {
 	perSec := metric{name: "per s", value: func(r result) float64 { return r.PerSec }}
 	p50 := metric{name: "p50 ms", value: func(r result) float64 { return r.P50Ms }}
 	p99 := metric{name: "p99 ms", value: func(r result) float64 { return r.P99Ms }}
@@ -39,10 +41,11 @@ func reportMetrics(kind string, load bool) []metric {
 	case "push", "mixed-push":
 		perSec.name = "pushes/s"
 		cpu := metric{name: "server CPU µs/push", value: func(r result) float64 { return r.ServerCPUUs }, optional: true}
+		ms := append([]metric{perSec, p50, p99, cpu}, processMetrics(roles)...)
 		if load {
-			return []metric{perSec, p50, p99, cpu, {name: "load 1m", value: func(r result) float64 { return r.Load1 }, context: true}}
+			ms = append(ms, metric{name: "load 1m", value: func(r result) float64 { return r.Load1 }, context: true})
 		}
-		return []metric{perSec, p50, p99, cpu}
+		return ms
 	case "scrape", "mixed-scrape":
 		return []metric{
 			{name: "scrape p50 ms", value: func(r result) float64 { return r.P50Ms }},
@@ -61,6 +64,26 @@ func reportMetrics(kind string, load bool) []metric {
 		}
 	}
 	return nil
+}
+
+// processMetrics are the per-process CPU rows of push results: the sum of
+// the gateway processes (one journal gateway, or a cluster's replicas),
+// the sum of etcd's members, then every role alone.
+func processMetrics(roles []string) []metric {
+	if len(roles) == 0 {
+		return nil
+	}
+	sum := func(category string) metric {
+		return metric{name: "CPU µs/push, " + category + " processes", optional: true, value: func(r result) float64 {
+			v, _ := categorySum(r.ProcessCPUUs, category)
+			return v
+		}}
+	}
+	ms := []metric{sum(gatewayCategory), sum(etcdCategory)}
+	for _, role := range roles {
+		ms = append(ms, metric{name: "CPU µs/push, " + role, optional: true, value: func(r result) float64 { return r.ProcessCPUUs[role] }})
+	}
+	return ms
 }
 
 // cmdReport reads JSON-lines result files and prints one comparison table:
@@ -149,6 +172,7 @@ func writeReport(w io.Writer, rs []result, opts reportOptions) error {
 			targets = append(targets, r.Target)
 		}
 	}
+	roles := processRoles(rs)
 	order := []string{subject, "null", "reference"}
 	slices.SortStableFunc(targets, func(a, b string) int {
 		ia, ib := slices.Index(order, a), slices.Index(order, b)
@@ -180,7 +204,7 @@ func writeReport(w io.Writer, rs []result, opts reportOptions) error {
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, k := range keys {
-		for _, m := range reportMetrics(k.kind, opts.load) {
+		for _, m := range reportMetrics(k.kind, opts.load, roles) {
 			if m.optional && !slices.ContainsFunc(targets, func(t string) bool { r, ok := cells[k][t]; return ok && m.value(r) != 0 }) {
 				continue
 			}

@@ -64,6 +64,10 @@ type result struct {
 	// ServerCPUUs is the CPU time -pid used during a push run, per
 	// request, in microseconds (from /proc/PID/stat, 10 ms ticks).
 	ServerCPUUs float64 `json:"server_cpu_us_per_request,omitempty"`
+	// ProcessCPUUs is the CPU time each process of -cpu-pids used during a
+	// push run, per request, in microseconds, by role (gateway:<name>,
+	// etcd:<name>).
+	ProcessCPUUs map[string]float64 `json:"process_cpu_us_per_request,omitempty"`
 
 	// Memory of -pid after the run, from /proc/PID/status.
 	RSSKiB int64 `json:"rss_kib,omitempty"`
