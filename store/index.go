@@ -19,8 +19,8 @@ type nameEntry struct {
 	groups int
 	// series maps the hash (name plus sorted labels) of every series of
 	// this name in the store to the number of the group that holds it, in
-	// a table of its own (seriesOwners: 12 bytes a slot, against ~25 bytes
-	// an entry for a Go map).
+	// a table of its own (seriesOwners: 17 bytes an entry over the filled
+	// bench store, against ~35 for a Go map).
 	// Hashes are 64-bit maphash values; a collision between two different
 	// series is astronomically unlikely and would only cause a false
 	// "duplicate" rejection, never an invalid scrape.
