@@ -2,10 +2,13 @@ package exposition
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/bench/payload"
 )
 
 // gaugeBody encodes a gauge family with one metric per label set (name,
@@ -44,7 +47,9 @@ func bodyLabels(t *testing.T, body []byte) [][]string {
 }
 
 func TestSameProtobufLabels(t *testing.T) {
-	a, b := []string{"job", "j", "x", "1"}, []string{"job", "j", "x", "2"}
+	// Label pairs of 1-, 2- and 3-byte lengths.
+	long, huge := strings.Repeat("l", 200), strings.Repeat("h", 20_000)
+	a, b := []string{"job", "j", "x", "1"}, []string{"job", "j", "x", "2", "y", long, "z", huge}
 	before := gaugeBody(t, 1, a, b)
 	tests := []struct {
 		name  string
@@ -52,16 +57,19 @@ func TestSameProtobufLabels(t *testing.T) {
 		same  bool
 	}{
 		{"new values for the same labels", gaugeBody(t, 2, a, b), true},
-		{"a changed label value", gaugeBody(t, 1, a, []string{"job", "j", "x", "3"}), false},
-		{"a changed label name", gaugeBody(t, 1, a, []string{"job", "j", "y", "2"}), false},
-		{"an added label", gaugeBody(t, 1, a, []string{"job", "j", "x", "2", "z", "1"}), false},
-		{"a removed label", gaugeBody(t, 1, a, []string{"job", "j"}), false},
+		{"a changed label value", gaugeBody(t, 1, a, []string{"job", "j", "x", "3", "y", long, "z", huge}), false},
+		{"a changed long label value", gaugeBody(t, 1, a, []string{"job", "j", "x", "2", "y", long + "!", "z", huge}), false},
+		{"a changed huge label value", gaugeBody(t, 1, a, []string{"job", "j", "x", "2", "y", long, "z", huge[1:] + "!"}), false},
+		{"a changed label name", gaugeBody(t, 1, a, []string{"job", "j", "w", "2", "y", long, "z", huge}), false},
+		{"an added label", gaugeBody(t, 1, a, []string{"job", "j", "x", "2", "y", long, "z", huge, "zz", "1"}), false},
+		{"a removed label", gaugeBody(t, 1, a, []string{"job", "j", "x", "2", "y", long}), false},
 		{"an added series", gaugeBody(t, 1, a, b, []string{"job", "k"}), false},
 		{"a removed series", gaugeBody(t, 1, a), false},
 		{"reordered series", gaugeBody(t, 1, b, a), false},
-		{"an empty value where there was none", gaugeBody(t, 1, a, []string{"job", "j", "x", "2", "z", ""}), false},
+		{"an empty value where there was none", gaugeBody(t, 1, a, []string{"job", "j", "x", "2", "y", long, "z", huge, "zz", ""}), false},
 		{"no series", nil, false},
 		{"a body cut short", before[:len(before)-1], false},
+		{"a body cut inside a long label", before[:len(before)-len(huge)-30], false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,7 +84,7 @@ func TestSameProtobufLabels(t *testing.T) {
 }
 
 func TestSameProtobufLabelsHoldsOnlyWhenTheLabelsReadAreTheSame(t *testing.T) {
-	sets := [][]string{{"job", "j"}, {"job", "j", "x", "1"}, {"job", "j", "x", ""}, {"job", "k"}, {}}
+	sets := [][]string{{"job", "j"}, {"job", "j", "x", "1"}, {"job", "j", "x", ""}, {"job", "k"}, {}, {"job", strings.Repeat("j", 130)}, {"job", strings.Repeat("j", 131)}}
 	var bodies [][]byte
 	for _, x := range sets {
 		for _, y := range sets {
@@ -96,4 +104,67 @@ func TestEmptyBodiesHoldTheSameLabels(t *testing.T) {
 	if !SameProtobufLabels(nil, []byte{}) {
 		t.Error("two empty bodies differ")
 	}
+}
+
+// BenchmarkSameProtobufLabels measures comparing the labels of every
+// family of a re-push of the bench payload with the previous push's, as a
+// cluster follower applying it does.
+func BenchmarkSameProtobufLabels(b *testing.B) {
+	type pair struct{ before, after []byte }
+	var pairs []pair
+	for i, mf := range payload.Families(7, 1) {
+		before, err := AppendBody(nil, mf, NewFormat(EncodingProtobuf))
+		if err != nil {
+			b.Fatal(err)
+		}
+		after, err := AppendBody(nil, payload.Families(7, 2)[i], NewFormat(EncodingProtobuf))
+		if err != nil {
+			b.Fatal(err)
+		}
+		pairs = append(pairs, pair{before, after})
+	}
+	for b.Loop() {
+		for _, p := range pairs {
+			if !SameProtobufLabels(p.before, p.after) {
+				b.Fatal("the re-push's labels differ")
+			}
+		}
+	}
+}
+
+// FuzzSameProtobufLabels checks, on any two byte strings, that the same
+// labels are reported only when, if a's labels read, b's read alike.
+func FuzzSameProtobufLabels(f *testing.F) {
+	t := &testing.T{}
+	f.Add(gaugeBody(t, 1, []string{"job", "j"}), gaugeBody(t, 2, []string{"job", "j"}))
+	f.Add(gaugeBody(t, 1, []string{"job", strings.Repeat("j", 200)}), gaugeBody(t, 2, []string{"job", "j"}))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if !SameProtobufLabels(a, b) {
+			return
+		}
+		la, err := readLabels(a)
+		if err != nil {
+			return
+		}
+		lb, err := readLabels(b)
+		if err != nil {
+			t.Fatalf("same labels reported for a body whose labels read and one whose do not: %v", err)
+		}
+		if !slices.EqualFunc(la, lb, slices.Equal) {
+			t.Fatalf("same labels reported for %q and %q", la, lb)
+		}
+	})
+}
+
+// readLabels returns the labels ProtobufBodyLabels reads from body.
+func readLabels(body []byte) ([][]string, error) {
+	var out [][]string
+	err := ProtobufBodyLabels(body, func(labels []LabelBytes) {
+		var series []string
+		for _, l := range labels {
+			series = append(series, string(l.Name), string(l.Value))
+		}
+		out = append(out, series)
+	})
+	return out, err
 }
