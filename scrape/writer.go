@@ -1,11 +1,10 @@
 // Package scrape writes the merged exposition of a store snapshot: the
 // gateway's own families and every group's, merged by name, in any
 // exposition format (the protobuf text formats too), plain or
-// gzip-compressed. It streams the bodies the
-// store's families cache (their render.Cache: the pushed body, cached text
-// bodies), assembles gzip members from their cached DEFLATE segments, and
-// holds the buffers and flate writers scrapes reuse; the store holds the
-// families and their caches.
+// gzip-compressed. It streams the bodies the store's families cache (each
+// family's render.Cache: the body its push rendered, the text bodies
+// scrapes cached), assembles gzip members from their cached DEFLATE
+// segments, and holds the buffers and flate writers scrapes reuse.
 package scrape
 
 import (
