@@ -58,6 +58,11 @@ type Family struct {
 // LabelNames: under the UTF-8 name rules the index keeps label names
 // apart under every escaping.
 func (f *Family) Start(seed maphash.Seed, name string, labelNames bool) {
+	if f.buf == nil {
+		// Room for the longest series of the bench payload and more: the
+		// buffer is allocated once per Family instead of growing.
+		f.buf = make([]byte, 0, 256)
+	}
 	f.seed = seed
 	f.name = name
 	f.legacy = exposition.ValidMetricName(name, false)
