@@ -4,7 +4,7 @@
 // what they compute for the families it holds.
 //
 //   - A series is a metric name and its labels, an empty label value being
-//     the same as an absent label (Hash).
+//     the same as an absent label (Family).
 //   - A classic histogram or summary is its sample series: one bucket per
 //     upper bound and one quantile per rank, compared as numbers
 //     (admission refuses a push that repeats one), besides _sum and _count.
@@ -16,7 +16,6 @@ package seriesid
 
 import (
 	"hash/maphash"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -25,22 +24,9 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 )
 
-// Hash hashes a metric name and its sorted labels, leaving out labels
-// with an empty value: m{a=""} and m are one series to Prometheus. h
-// carries the caller's seed (maphash.Hash.SetSeed): hashes compare only
-// under one seed.
-func Hash(h *maphash.Hash, name string, labels []*dto.LabelPair) uint64 {
-	h.Reset()
-	h.WriteString(name)
-	for _, lp := range labels {
-		HashLabel(h, lp.GetName(), lp.GetValue())
-	}
-	return h.Sum64()
-}
-
 // HashLabel adds one label of a series to h, nothing when its value is
-// empty. Hash and the store's restore path both use it, so a series hashes
-// alike however it was read.
+// empty, framed as Family frames it: written after the series' name, the
+// labels give h what Family.Series gives.
 func HashLabel[S string | []byte](h *maphash.Hash, name, value S) {
 	if len(value) == 0 {
 		return
@@ -67,19 +53,4 @@ func String(name string, labels []*dto.LabelPair) string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// FamilyLabelNames returns the distinct label names of mf's metrics,
-// sorted.
-func FamilyLabelNames(mf *dto.MetricFamily) []string {
-	var names []string
-	for _, m := range mf.GetMetric() {
-		for _, lp := range m.GetLabel() {
-			if !slices.Contains(names, lp.GetName()) {
-				names = append(names, lp.GetName())
-			}
-		}
-	}
-	slices.Sort(names)
-	return names
 }

@@ -2,7 +2,6 @@ package seriesid
 
 import (
 	"hash/maphash"
-	"slices"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -33,24 +32,27 @@ func TestHash(t *testing.T) {
 		{"the metric name is part of the series", pairs("a", "1"), pairs("a", "1"), "m", "n", false},
 	}
 	seed := maphash.MakeSeed()
-	var h maphash.Hash
-	h.SetSeed(seed)
+	var f Family
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, b := Hash(&h, tt.aName, tt.a), Hash(&h, tt.bName, tt.b)
+			f.Start(seed, tt.aName, false)
+			a := f.Series(tt.a)
+			f.Start(seed, tt.bName, false)
+			b := f.Series(tt.b)
 			if (a == b) != tt.sameID {
-				t.Errorf("Hash(%s) == Hash(%s) is %v, want %v", String(tt.aName, tt.a), String(tt.bName, tt.b), a == b, tt.sameID)
+				t.Errorf("%s and %s hash alike: %v, want %v", String(tt.aName, tt.a), String(tt.bName, tt.b), a == b, tt.sameID)
 			}
 		})
 	}
 }
 
-func TestHashLabelHashesBytesAsStrings(t *testing.T) {
+func TestHashLabelHashesASeriesAsAFamilyDoes(t *testing.T) {
 	seed := maphash.MakeSeed()
+	var f Family
+	f.Start(seed, "m", false)
+	want := f.Series(pairs("a", "1", "b", ""))
 	var h maphash.Hash
 	h.SetSeed(seed)
-	want := Hash(&h, "m", pairs("a", "1", "b", ""))
-	h.Reset()
 	h.WriteString("m")
 	HashLabel(&h, []byte("a"), []byte("1"))
 	HashLabel(&h, []byte("b"), []byte(""))
@@ -76,13 +78,5 @@ func TestString(t *testing.T) {
 				t.Errorf("String = %s, want %s", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestFamilyLabelNamesAreDistinctAndSorted(t *testing.T) {
-	mf := &dto.MetricFamily{Metric: []*dto.Metric{{Label: pairs("b", "1", "a", "1")}, {Label: pairs("c", "", "a", "2")}}}
-	got := FamilyLabelNames(mf)
-	if want := []string{"a", "b", "c"}; !slices.Equal(got, want) {
-		t.Errorf("FamilyLabelNames = %q, want %q", got, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/render"
+	"github.com/pushgate/pushgate/seriesid"
 )
 
 // Family is one stored metric family of one group. It is immutable once
@@ -75,6 +76,9 @@ type familyMeta struct {
 type scratch struct {
 	body, packed []byte
 	text         render.Scratch
+	// id derives the time families' identity (seriesid.Family keeps its
+	// buffer across uses).
+	id seriesid.Family
 }
 
 // newFamily builds a stored family from a prepared (sanitized, validated)

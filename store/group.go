@@ -1,7 +1,6 @@
 package store
 
 import (
-	"hash/maphash"
 	"sort"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
-	"github.com/pushgate/pushgate/seriesid"
 )
 
 // HELP texts of the synthetic families, as the reference Pushgateway words them.
@@ -124,12 +122,13 @@ func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc expos
 		Type:   dto.MetricType_GAUGE.Enum(),
 		Metric: []*dto.Metric{{Label: labels, Gauge: &dto.Gauge{Value: proto.Float64(unixSeconds(t))}}},
 	}
-	var h maphash.Hash
-	h.SetSeed(s.seed)
-	pf := preparedFamily{mf: mf, series: []uint64{seriesid.Hash(&h, name, labels)}, plain: exposition.LegacyNames(mf)}
-	if s.opts.UTF8Names {
-		pf.labels = seriesid.FamilyLabelNames(mf)
+	if sc == nil {
+		sc = &scratch{}
 	}
+	id := &sc.id
+	id.Start(s.seed, name, s.opts.UTF8Names)
+	pf := preparedFamily{mf: mf, series: []uint64{id.Series(labels)}}
+	pf.plain, pf.labels = id.Plain(mf), id.LabelNames()
 	f, err := newFamily(pf, t, enc, true, sc)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
