@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/journal"
 )
@@ -19,7 +20,7 @@ func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 	type decoded struct {
 		gid      string
 		next     *Group
-		prepared []preparedFamily
+		prepared []admission.Family
 		all      bool
 	}
 	changes := make([]decoded, 0, len(ops))
@@ -80,7 +81,7 @@ func (s *Store) Apply(pos journal.Position, ops []journal.Op) error {
 // would make the outcome depend on the order changes arrive in (a load
 // reads keys in key order, a follower in commit order), and replicas would
 // differ. pos is the change's position, 0 when restoring. s.mu must be held.
-func (s *Store) applyLocked(pos journal.Position, gid string, next *Group, prepared []preparedFamily) {
+func (s *Store) applyLocked(pos journal.Position, gid string, next *Group, prepared []admission.Family) {
 	old := s.groups[gid]
 	if next == nil {
 		if old != nil {

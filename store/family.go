@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/render"
@@ -86,11 +87,11 @@ type scratch struct {
 // protobuf form, a plain family's body is rendered now in enc (the text
 // encoding last scraped) into its cache (render.Cache.Fill, which says
 // why); only a failure to encode the protobuf form fails, the same for
-// every enc. known says that pf.mf holds no unknown protobuf fields
-// (Push.KnownFields). pf.mf is pooled memory released after the push: only
+// every enc. known says that pf.MF holds no unknown protobuf fields
+// (Push.KnownFields). pf.MF is pooled memory released after the push: only
 // encoded copies are kept. sc may be nil.
-func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
-	mf := pf.mf
+func newFamily(pf admission.Family, at time.Time, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
+	mf := pf.MF
 	if sc == nil {
 		sc = &scratch{}
 	}
@@ -98,8 +99,8 @@ func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known b
 		meta:     unique.Make(familyMeta{name: mf.GetName(), help: mf.GetHelp(), unit: mf.GetUnit()}),
 		typ:      mf.GetType(),
 		lastPush: groupcodec.UnixNanos(at),
-		series:   pf.series,
-		labels:   pf.labels,
+		series:   pf.Series,
+		labels:   pf.Labels,
 	}
 	// Encode into the scratch buffers and keep exact-size copies:
 	// appending leaves up to half of a buffer's capacity unused, which at
@@ -113,7 +114,7 @@ func newFamily(pf preparedFamily, at time.Time, enc exposition.Encoding, known b
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}
-	f.packed = f.cache.Fill(mf, pf.plain, enc, render.EncodeInto(&sc.packed, sc.body), &sc.text)
+	f.packed = f.cache.Fill(mf, pf.Plain, enc, render.EncodeInto(&sc.packed, sc.body), &sc.text)
 	return f, nil
 }
 

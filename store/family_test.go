@@ -64,8 +64,8 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 		}
 		// prepare adds job and instance labels; compare with the
 		// prepared family, and check the pushed values survived.
-		if !proto.Equal(got, pf.mf) {
-			t.Errorf("family %q changed:\ngot  %v\nwant %v", want[i].GetName(), got, pf.mf)
+		if !proto.Equal(got, pf.MF) {
+			t.Errorf("family %q changed:\ngot  %v\nwant %v", want[i].GetName(), got, pf.MF)
 		}
 		if len(got.Metric) != len(want[i].Metric) {
 			t.Errorf("family %q has %d metrics, pushed %d", want[i].GetName(), len(got.Metric), len(want[i].Metric))
@@ -100,8 +100,8 @@ func TestPreparedPlainIsLegacyNames(t *testing.T) {
 					continue // Refused under the legacy rules: nothing to render.
 				}
 				for _, pf := range prepared {
-					if want := exposition.LegacyNames(pf.mf); pf.plain != want {
-						t.Errorf("utf8Names=%v body %q key %v: plain %v, LegacyNames %v", utf8Names, body, km, pf.plain, want)
+					if want := exposition.LegacyNames(pf.MF); pf.Plain != want {
+						t.Errorf("utf8Names=%v body %q key %v: plain %v, LegacyNames %v", utf8Names, body, km, pf.Plain, want)
 					}
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
@@ -110,7 +111,7 @@ func unixSeconds(t time.Time) float64 {
 
 // timeFamily builds push_time_seconds or push_failure_time_seconds for key,
 // rendering its text in enc with the buffers sc (nil for fresh ones).
-func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc exposition.Encoding, sc *scratch) (*Family, preparedFamily) {
+func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc exposition.Encoding, sc *scratch) (*Family, admission.Family) {
 	help := pushTimeHelp
 	if name == PushFailureTimeName {
 		help = pushFailureTimeHelp
@@ -127,8 +128,8 @@ func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc expos
 	}
 	id := &sc.id
 	id.Start(s.seed, name, s.opts.UTF8Names)
-	pf := preparedFamily{mf: mf, series: []uint64{id.Series(labels)}}
-	pf.plain, pf.labels = id.Plain(mf), id.LabelNames()
+	pf := admission.Family{MF: mf, Series: []uint64{id.Series(labels)}}
+	pf.Plain, pf.Labels = id.Plain(mf), id.LabelNames()
 	f, err := newFamily(pf, t, enc, true, sc)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
@@ -140,7 +141,7 @@ func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc expos
 // addTimeFamilies adds g's push_time_seconds and push_failure_time_seconds,
 // from its times, and returns prepared with their prepared forms appended
 // for the index check. sc may be nil.
-func (s *Store) addTimeFamilies(g *Group, prepared []preparedFamily, enc exposition.Encoding, sc *scratch) []preparedFamily {
+func (s *Store) addTimeFamilies(g *Group, prepared []admission.Family, enc exposition.Encoding, sc *scratch) []admission.Family {
 	pushFam, pushPrep := s.timeFamily(PushTimeName, g.key, g.pushTime, enc, sc)
 	failFam, failPrep := s.timeFamily(PushFailureTimeName, g.key, g.failTime, enc, sc)
 	g.families[PushTimeName] = pushFam

@@ -7,6 +7,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/seriesid"
 )
 
@@ -273,12 +274,12 @@ func (ix *index) live(name string, old, result map[string]*Family) bool {
 // two names exposing one name (seriesid.Claims), and under the UTF-8 name
 // rules no two label names written alike by some escaping. owner names a group for
 // error messages.
-func (ix *index) check(gid string, old, result map[string]*Family, changed []preparedFamily, owner func(gid string) string) error {
+func (ix *index) check(gid string, old, result map[string]*Family, changed []admission.Family, owner func(gid string) string) error {
 	self := ix.num(gid)
 	var local pushClaims
 	for _, pf := range changed {
-		name := pf.mf.GetName()
-		typ := pf.mf.GetType()
+		name := pf.MF.GetName()
+		typ := pf.MF.GetType()
 		of := old[name]
 		e := ix.names[name]
 		if e != nil {
@@ -292,12 +293,12 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 			// When the group holds these very series already, the index maps
 			// every one of them to it: re-pushing the same labels needs no
 			// lookup (they were 7% of a push's CPU).
-			if of == nil || !of.hasSeries(typ, pf.series, pf.labels) {
-				for i, h := range pf.series {
+			if of == nil || !of.hasSeries(typ, pf.Series, pf.Labels) {
+				for i, h := range pf.Series {
 					if o, ok := e.series.get(h); ok && o != self {
 						series := fmt.Sprintf("%q", name)
-						if i < len(pf.mf.Metric) {
-							series = seriesid.String(name, pf.mf.Metric[i].Label)
+						if i < len(pf.MF.Metric) {
+							series = seriesid.String(name, pf.MF.Metric[i].Label)
 						}
 						return fmt.Errorf("series %s is already pushed by group %s", series, owner(ix.gids[o]))
 					}
@@ -310,8 +311,8 @@ func (ix *index) check(gid string, old, result map[string]*Family, changed []pre
 				return err
 			}
 		}
-		if ix.labels != nil && (of == nil || !of.hasSeries(typ, pf.series, pf.labels)) {
-			if err := ix.checkLabels(name, pf.labels, old, result, &local); err != nil {
+		if ix.labels != nil && (of == nil || !of.hasSeries(typ, pf.Series, pf.Labels)) {
+			if err := ix.checkLabels(name, pf.Labels, old, result, &local); err != nil {
 				return err
 			}
 		}

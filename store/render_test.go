@@ -7,6 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/storetest"
 )
@@ -36,7 +37,7 @@ func TestNewFamilyStoresWhatItCannotRenderInTheEncodingLastScraped(t *testing.T)
 	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {
 		t.Run(enc.String(), func(t *testing.T) {
 			mf := storetest.FloatHistogram("f")
-			f, err := newFamily(preparedFamily{mf: mf, series: []uint64{1}, plain: true}, t0, enc, false, nil)
+			f, err := newFamily(admission.Family{MF: mf, Series: []uint64{1}, Plain: true}, t0, enc, false, nil)
 			if err != nil {
 				t.Fatalf("newFamily fails after a %s scrape: %v", enc, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
@@ -54,7 +55,7 @@ func (s *Store) JournalOps() []journal.Op {
 // the consistency index refuses it: the rule of a foreign file (the
 // reference's, imported), not of a log of this store's. prepared are g's
 // families as the index checks them.
-func (s *Store) installChecked(g *Group, prepared []preparedFamily) error {
+func (s *Store) installChecked(g *Group, prepared []admission.Family) error {
 	gid := g.key.ID()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,12 +82,12 @@ func (s *Store) installChecked(g *Group, prepared []preparedFamily) error {
 // their times are the same (a re-push keeps its failure time) made no
 // difference that 10 alternating runs of BenchmarkApplyRepush could show
 // (49.5 against 48.9 us of CPU per apply, p=0.63), and was left out.
-func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group) (*Group, []preparedFamily, error) {
+func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group) (*Group, []admission.Family, error) {
 	if old != nil && old.key.ID() != key.ID() {
 		old = nil
 	}
 	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(map[string]*Family, len(rec.Families)+2)}
-	prepared := make([]preparedFamily, 0, len(rec.Families)+2)
+	prepared := make([]admission.Family, 0, len(rec.Families)+2)
 	var sc rebuildScratch
 	for i := range rec.Families {
 		rf := &rec.Families[i]
@@ -101,7 +102,7 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 		g.families[f.Name()] = f
 		// The index reads the name and type; the fields point into rec.
 		mf := &dto.MetricFamily{Name: &rf.Name, Type: &rf.Type}
-		prepared = append(prepared, preparedFamily{mf: mf, series: f.series, labels: f.labels})
+		prepared = append(prepared, admission.Family{MF: mf, Series: f.series, Labels: f.labels})
 	}
 	return g, s.addTimeFamilies(g, prepared, s.render.encoding(), &sc.scratch), nil
 }

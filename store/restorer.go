@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 )
@@ -35,7 +36,7 @@ type restoreJob struct {
 	value    []byte
 	group    groupkey.Key
 	g        *Group
-	prepared []preparedFamily
+	prepared []admission.Family
 	err      error         // the record cannot be decoded: the load fails
 	skip     error         // the group cannot be rebuilt: it is skipped
 	ready    chan struct{} // closed once decoded
