@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -50,10 +51,21 @@ type Push struct {
 // records the group's failure time, nothing else changes), or a
 // *PersistenceError when the journal failed (nothing was published).
 func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
+	pos, err := s.push(ctx, p)
+	var rej *admission.Error
+	if errors.As(err, &rej) && rej.Class == admission.Refused {
+		s.recordFailure(ctx, p.Key, p.Time, rej.Msg)
+	}
+	return pos, err
+}
+
+// push is Push, without recording a refusal: every error that refuses the
+// push is an *admission.Error.
+func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	p.Families = s.dropTimeFamilies(p.Key, p.Families)
 	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
 	if err != nil {
-		return 0, s.refuse(ctx, p.Key, p.Time, err)
+		return 0, err
 	}
 	fams := make([]*Family, len(prepared))
 	enc := s.render.encoding()
@@ -61,7 +73,7 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
-			return 0, s.refuse(ctx, p.Key, p.Time, err)
+			return 0, admission.Inconsistent(err)
 		}
 		if st := p.States[fams[i].Name()]; len(st) > 0 {
 			c := bytes.Clone(st)
@@ -109,7 +121,7 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 	}
 	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
 		s.mu.Unlock()
-		return 0, s.refuse(ctx, p.Key, p.Time, err)
+		return 0, admission.Inconsistent(err)
 	}
 	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()
@@ -140,17 +152,6 @@ func (s *Store) dropTimeFamilies(key groupkey.Key, families []*dto.MetricFamily)
 // OverriddenFamilies returns how many pushed push_time_seconds and
 // push_failure_time_seconds families the gateway's own values replaced.
 func (s *Store) OverriddenFamilies() uint64 { return s.overridden.Load() }
-
-// refuse returns the refusal of a push that failed with err, as an
-// *admission.Error, after recording a Refused one (recordFailure).
-func (s *Store) refuse(ctx context.Context, key groupkey.Key, at time.Time, err error) error {
-	rej := admission.Inconsistent(err)
-	if rej.Class != admission.Refused {
-		return rej
-	}
-	s.recordFailure(ctx, key, at, rej.Msg)
-	return rej
-}
 
 // recordFailure sets the group's push_failure_time_seconds for a push
 // refused for reason. An absent group is created with
