@@ -124,8 +124,9 @@ func familiesOf(g *Group) map[string]*Family {
 
 // rebuildScratch holds the buffers rebuilding a group's families reuses.
 type rebuildScratch struct {
+	// scratch's id derives the families' identity, the time families'
+	// too.
 	scratch
-	id seriesid.Family
 	// replaced holds the protobuf body of the family a rebuilt one
 	// replaces, for sameIdentity.
 	replaced []byte
