@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -590,7 +591,11 @@ func (l *load) failures() map[string]int {
 func (l *load) requireAcked(t *testing.T, rs []*replica) {
 	t.Helper()
 	for _, r := range live(rs) {
-		if missing := missingAcked(scrape(t, r.gateway), l.acked); len(missing) > 0 {
+		fams, err := parseText(servedBody(t, r.gateway))
+		if err != nil {
+			t.Fatalf("%s: %v", r.Addr, err)
+		}
+		if missing := missingAcked(fams, l.acked); len(missing) > 0 {
 			t.Errorf("%s lacks %d of %d acknowledged pushes (e.g. %v)", r.Addr, len(missing), len(l.acked), missing[:min(len(missing), 5)])
 		}
 	}
@@ -616,11 +621,37 @@ func requireIdentical(t *testing.T, rs []*replica) {
 	t.Helper()
 	var first string
 	for i, r := range live(rs) {
-		text := pushedText(getBody(t, r.gateway))
+		text := pushedText(servedBody(t, r.gateway))
 		if i == 0 {
 			first = text
 		} else if text != first {
 			t.Errorf("%s's /metrics differs from %s's at the same applied position:\n%s\n---\n%s", r.Addr, live(rs)[0].Addr, clip([]byte(text)), clip([]byte(first)))
 		}
 	}
+}
+
+// servedBody returns g's /metrics body once g serves its store. A replica
+// whose term ends rebuilds its store from the log, answering 503 "still
+// loading" for the tens of milliseconds that takes, an answer clients are
+// told to retry; a leader elected while etcd's quorum was being restored
+// can lose its lease right after the replicas converged. Any other answer
+// than 200 or that one fails the test at once.
+func servedBody(t *testing.T, g *gateway) []byte {
+	t.Helper()
+	var body []byte
+	eventually(t, 10*time.Second, func() error {
+		r, err := doRequest(context.Background(), http.MethodGet, g.url("/metrics"), nil)
+		if err != nil {
+			return err
+		}
+		if r.Status == http.StatusServiceUnavailable && bytes.Contains(r.Body, []byte("still loading")) {
+			return errorf("%s is rebuilding its store: %s", g.url("/metrics"), r)
+		}
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %s, want 200", g.url("/metrics"), r)
+		}
+		body = r.Body
+		return nil
+	})
+	return body
 }
