@@ -17,7 +17,7 @@
 //     forced on them, no reserved labels, no series twice.
 //  4. Store capacity (Capacity), under the store's lock: the push does not
 //     take the store over --store.max-groups or --store.max-series.
-//  5. Consistency (Inconsistent wraps the store index's finding): no
+//  5. Consistency (Refusal wraps the store index's finding): no
 //     series of the push is another group's, no family name another
 //     type's.
 //

@@ -55,10 +55,10 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
-// Inconsistent returns the refusal of a push whose check failed with err:
+// Refusal returns the refusal of a push whose check failed with err:
 // err itself when it is an *Error already, otherwise a Refused *Error
 // holding err's message.
-func Inconsistent(err error) *Error {
+func Refusal(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e

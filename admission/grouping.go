@@ -14,8 +14,8 @@ import (
 
 // GroupingLabels checks a group's key (stage 1): a job, label names valid
 // under the name rules (utf8Names) and not reserved ("__" prefix), values
-// valid UTF-8, under the UTF-8 rules names that no escaping writes alike,
-// and names and values within the limits. A key parsed from a push path
+// valid UTF-8, under the UTF-8 rules no name the underscores escaping
+// writes as a reserved one, and names and values within the limits. A key parsed from a push path
 // passed the syntax part already (groupkey.ParsePath); one built from an
 // OTLP resource has not.
 func GroupingLabels(key groupkey.Key, utf8Names bool, lim limits.Limits) error {
@@ -23,19 +23,31 @@ func GroupingLabels(key groupkey.Key, utf8Names bool, lim limits.Limits) error {
 		return err
 	}
 	if key.Job() == "" {
-		return Inconsistent(errors.New("job name is required"))
+		return Refusal(errors.New("job name is required"))
 	}
 	for _, l := range key.Labels() {
 		if !exposition.ValidLabelName(l.Name, utf8Names) || strings.HasPrefix(l.Name, "__") {
-			return Inconsistent(fmt.Errorf("improper label name %q in the group key", l.Name))
+			return Refusal(fmt.Errorf("improper label name %q in the group key", l.Name))
 		}
 		if !utf8.ValidString(l.Value) {
-			return Inconsistent(fmt.Errorf("value %q of label %q is not valid UTF-8", l.Value, l.Name))
+			return Refusal(fmt.Errorf("value %q of label %q is not valid UTF-8", l.Value, l.Name))
 		}
-		if utf8Names {
-			if err := seriesid.CheckLabelNameEscapes("", l.Name); err != nil {
-				return Inconsistent(err)
-			}
+	}
+	if utf8Names {
+		if err := groupingEscapes(key); err != nil {
+			return Refusal(err)
+		}
+	}
+	return nil
+}
+
+// groupingEscapes refuses, under the UTF-8 name rules, a key label name
+// that the underscores escaping writes as a reserved "__" name
+// (seriesid.CheckLabelNameEscapes).
+func groupingEscapes(key groupkey.Key) error {
+	for _, l := range key.Labels() {
+		if err := seriesid.CheckLabelNameEscapes("", l.Name); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -63,7 +63,7 @@ type Options struct {
 func Check(key groupkey.Key, families []*dto.MetricFamily, opts Options) ([]Family, error) {
 	out, err := check(key, families, opts)
 	if err != nil {
-		return nil, Inconsistent(err)
+		return nil, Refusal(err)
 	}
 	return out, nil
 }
@@ -83,10 +83,8 @@ func check(key groupkey.Key, families []*dto.MetricFamily, opts Options) ([]Fami
 	}
 	labeler := newLabeler(key, utf8Names, lim)
 	if utf8Names {
-		for _, l := range key.Labels() {
-			if err := seriesid.CheckLabelNameEscapes("", l.Name); err != nil {
-				return nil, err
-			}
+		if err := groupingEscapes(key); err != nil {
+			return nil, err
 		}
 	}
 

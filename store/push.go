@@ -73,7 +73,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
-			return 0, admission.Inconsistent(err)
+			return 0, admission.Refusal(err)
 		}
 		if st := p.States[fams[i].Name()]; len(st) > 0 {
 			c := bytes.Clone(st)
@@ -121,7 +121,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	}
 	if err := s.index.check(gid, oldFams, ng.families, prepared, s.ownerName); err != nil {
 		s.mu.Unlock()
-		return 0, admission.Inconsistent(err)
+		return 0, admission.Refusal(err)
 	}
 	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
 	s.mu.Unlock()

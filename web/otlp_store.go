@@ -117,7 +117,7 @@ func (h *Handler) otlpPushGroup(ctx context.Context, g *otlp.Group, at time.Time
 		if len(deltas) > 0 {
 			var aerr error
 			if acc, aerr = otlp.AddDeltas(states, deltas); aerr != nil {
-				return 0, 0, "", admission.Inconsistent(aerr)
+				return 0, 0, "", admission.Refusal(aerr)
 			}
 		}
 		// A new slice: appending to the translation's could write into
