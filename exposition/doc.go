@@ -25,6 +25,6 @@
 // schemes), so every response parses.
 //
 // The protobuf text debugging formats (encoding=text and compact-text) are
-// negotiated here too (NegotiateScrape) and rendered one merged family at
+// negotiated here too (Negotiate) and rendered one merged family at
 // a time (AppendProtoText) for package scrape's writer.
 package exposition

@@ -66,23 +66,21 @@ func (f Format) WithKnownFields() Format {
 	return f
 }
 
-// Negotiate chooses the scrape response format from the request's Accept
-// header, as expfmt.NegotiateAccept does for OpenMetrics 1.0.0 and 0.0.1,
-// protobuf delimited and text 0.0.4. The escaping= parameter is honoured; a
-// text 1.0.0 request gets text 0.0.4 with the requested escaping, since
-// expfmt's negotiation knows no text 1.0.0 format. Without a usable Accept
-// header the result is text 0.0.4 with escaping=underscores.
-func Negotiate(h http.Header) Format {
+// negotiateServed chooses the scrape response format among the ones
+// scrapes are served in from cached bodies (Negotiate's choice when the
+// client asks for no protobuf text format first), as expfmt.NegotiateAccept
+// does for OpenMetrics 1.0.0 and 0.0.1, protobuf delimited and text 0.0.4.
+// The escaping= parameter is honoured; a text 1.0.0 request gets text 0.0.4
+// with the requested escaping, since expfmt's negotiation knows no text
+// 1.0.0 format. Without a usable Accept header the result is text 0.0.4
+// with escaping=underscores.
+func negotiateServed(h http.Header) Format {
 	// Classic text (or protobuf) whenever the scraper accepts it, even when
 	// it prefers OpenMetrics: Prometheus 2 keeps the le and quantile label
 	// values exactly as the scrape spells them, and OpenMetrics spells
 	// le="1" as le="1.0", so preferring OpenMetrics would rename series that
 	// the reference Pushgateway (which never serves OpenMetrics) exposes.
-	// OpenMetrics goes to scrapers that accept nothing else. The protobuf
-	// text and compact-text debugging formats are not negotiated here:
-	// NegotiateScrape serves them to a client that asks for one of them
-	// first and asks Negotiate only otherwise, so a header naming only
-	// those would get the text format here.
+	// OpenMetrics goes to scrapers that accept nothing else.
 	if acceptsClassic(h.Get("Accept")) {
 		return newFormat(expfmt.NegotiateAccept(h, expfmt.FmtProtoDelim, expfmt.FmtText))
 	}

@@ -81,8 +81,20 @@ func TestNegotiate(t *testing.T) {
 			enc:    EncodingText,
 		},
 		{
-			name:   "protobuf text encoding is not served and falls back to text",
+			name:   "protobuf text encoding is served when asked for first",
 			accept: "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text",
+			want:   "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=text; escaping=underscores",
+			enc:    EncodingProtoText,
+		},
+		{
+			name:   "compact text is served with the escaping asked for",
+			accept: "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=compact-text;escaping=values",
+			want:   "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=compact-text; escaping=values",
+			enc:    EncodingProtoCompactText,
+		},
+		{
+			name:   "a protobuf text format asked for after text gets text",
+			accept: "text/plain;version=0.0.4,application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text;q=0.5",
 			want:   "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
 			enc:    EncodingText,
 		},

@@ -15,15 +15,17 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 )
 
-// NegotiateScrape chooses a scrape response's format: a protobuf text
-// format when the Accept header asks for one before any other format the
-// gateway serves, with the escaping= it asks for, the way the reference
-// negotiates it; Negotiate's choice otherwise (and when it asks for none of
-// these at all, the common case, which costs two substring searches).
-func NegotiateScrape(h http.Header) Format {
+// Negotiate chooses a scrape response's format from the request's Accept
+// header: a protobuf text format when the header asks for one before any
+// other format the gateway serves, with the escaping= it asks for, the way
+// the reference negotiates it; otherwise one of the formats served from
+// cached bodies (negotiateServed), which a header naming none of the
+// protobuf text formats, the common case, reaches after two substring
+// searches.
+func Negotiate(h http.Header) Format {
 	accept := h.Get("Accept")
 	if !strings.Contains(accept, "vnd.google.protobuf") || !strings.Contains(accept, "text") {
-		return Negotiate(h)
+		return negotiateServed(h)
 	}
 	ef := expfmt.NegotiateAccept(h,
 		expfmt.FmtProtoDelim, expfmt.FmtProtoText, expfmt.FmtProtoCompact, expfmt.FmtText,
@@ -32,7 +34,7 @@ func NegotiateScrape(h http.Header) Format {
 	case expfmt.TypeProtoText, expfmt.TypeProtoCompact:
 		return newFormat(ef)
 	}
-	return Negotiate(h)
+	return negotiateServed(h)
 }
 
 // AppendProtoText appends mf, with its names escaped under f's scheme

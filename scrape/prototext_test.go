@@ -19,7 +19,7 @@ import (
 // ("text" or "compact-text").
 func protoTextFormat(t *testing.T, encoding string) exposition.Format {
 	t.Helper()
-	f := exposition.NegotiateScrape(http.Header{"Accept": {"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=" + encoding}})
+	f := exposition.Negotiate(http.Header{"Accept": {"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=" + encoding}})
 	if !isProtoText(f) {
 		t.Fatalf("encoding=%s negotiates %s", encoding, f)
 	}

@@ -39,7 +39,7 @@ func (h *Handler) scrape(w http.ResponseWriter, r *http.Request) {
 		h.logger.Warn("gathering the gateway's own metrics", "err", err)
 	}
 	own = withEmptyOwnFamilies(own, h.ownFamilies)
-	f := exposition.NegotiateScrape(r.Header)
+	f := exposition.Negotiate(r.Header)
 	snap := h.store().Snapshot()
 	defer snap.Release()
 	w.Header().Set("Content-Type", f.ContentType())
