@@ -65,20 +65,6 @@ func NewTranslator(s Settings) (*Translator, error) {
 	return t, nil
 }
 
-// Settings returns the translator's settings, validated and with the
-// strategy's default filled in.
-func (t *Translator) Settings() Settings { return t.settings }
-
-// Translate is NewTranslator(s) followed by its Translate, for callers that
-// translate once.
-func Translate(md pmetric.Metrics, urlLabels map[string]string, s Settings, now time.Time) ([]Group, error) {
-	t, err := NewTranslator(s)
-	if err != nil {
-		return nil, err
-	}
-	return t.Translate(md, urlLabels, now)
-}
-
 // Translate turns a decoded request into groups, as Prometheus 3's OTLP
 // receiver (v3.16) would store it, one Group per distinct group key in the
 // order the resources first name it: each ResourceMetrics maps to the

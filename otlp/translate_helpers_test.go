@@ -95,7 +95,7 @@ func translateAll(t *testing.T, md pmetric.Metrics, urlLabels map[string]string,
 	if mod != nil {
 		mod(&s)
 	}
-	gs, err := Translate(md, urlLabels, s, testNow)
+	gs, err := translateOnce(md, urlLabels, s, testNow)
 	if err != nil {
 		t.Fatalf("Translate: %v", err)
 	}
@@ -134,4 +134,14 @@ func labelString(m *dto.Metric) string {
 	}
 	slices.Sort(parts)
 	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// translateOnce is NewTranslator(s) followed by its Translate, for tests
+// that translate once.
+func translateOnce(md pmetric.Metrics, urlLabels map[string]string, s Settings, now time.Time) ([]Group, error) {
+	t, err := NewTranslator(s)
+	if err != nil {
+		return nil, err
+	}
+	return t.Translate(md, urlLabels, now)
 }

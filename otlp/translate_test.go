@@ -75,7 +75,7 @@ func TestAResourceWithoutJobHasItsPointsRefusedAlone(t *testing.T) {
 func TestURLLabelsWithoutJobFailTheRequest(t *testing.T) {
 	md, ms := request("service.name", "svc")
 	addGauge(ms, "g", "", 1)
-	if _, err := Translate(md, map[string]string{"instance": "a"}, Settings{}, testNow); err == nil {
+	if _, err := translateOnce(md, map[string]string{"instance": "a"}, Settings{}, testNow); err == nil {
 		t.Fatal("no error")
 	}
 }

@@ -83,14 +83,6 @@ func slotsFor(n int) int {
 	return max(ownersMinSlots, n*100/ownersMaxLoadPct+1)
 }
 
-// len returns the number of entries.
-func (t *seriesOwners) len() int {
-	if t.hasZero {
-		return t.used + 1
-	}
-	return t.used
-}
-
 // home returns the slot where the probe for h starts: the high word of
 // h × len(keys), which maps uniform keys uniformly onto any number of
 // slots.

@@ -316,3 +316,11 @@ func BenchmarkSeriesOwners(b *testing.B) {
 		runtime.KeepAlive(sink)
 	}
 }
+
+// len returns the number of entries (tests only).
+func (t *seriesOwners) len() int {
+	if t.hasZero {
+		return t.used + 1
+	}
+	return t.used
+}
