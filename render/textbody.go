@@ -107,3 +107,6 @@ func (c *Cache) CacheSegment(tb *TextBody, seg gzipcat.Segment) *TextBody {
 	c.text.CompareAndSwap(tb, next)
 	return next
 }
+
+// Encoding returns the encoding of the body.
+func (tb *TextBody) Encoding() exposition.Encoding { return tb.enc }

@@ -3,6 +3,7 @@ package scrape
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
@@ -49,6 +50,7 @@ func (wr *Writer) writeGzip(w io.Writer, sn *store.Snapshot, f exposition.Format
 	if enc := f.Encoding(); enc != exposition.EncodingText && enc != exposition.EncodingOpenMetrics {
 		return 0, fmt.Errorf("gzip scrape from cached segments: %s has no segments", f)
 	}
+	wr.noteGzipScrape(time.Now())
 	dropProtobuf := sn.RenderState().StartScrape(f.Encoding())
 	out := pipewrite.NewWriter(w, wr.buffers)
 	n, err := wr.writeMember(out, sn, f, own, dropProtobuf, limits)
@@ -137,7 +139,7 @@ func (fw *familyWriter) writeGzipText(f *store.Family, tb *render.TextBody) erro
 	if tb.Segment().Deflate == nil && !absorb && tb.GzipSeen() && tb.Size() <= fw.sc.budget {
 		fw.sc.budget -= tb.Size()
 		var err error
-		if tb, err = fw.withSegment(f, tb); err != nil {
+		if tb, err = fw.sc.withSegment(f, tb); err != nil {
 			return err
 		}
 	}
@@ -148,7 +150,7 @@ func (fw *familyWriter) writeGzipText(f *store.Family, tb *render.TextBody) erro
 		tb.MarkGzipSeen()
 		fw.sc.newText += int64(tb.Size())
 	}
-	body, err := fw.decode(f, tb)
+	body, err := fw.sc.decode(f, tb)
 	if err != nil {
 		return err
 	}
@@ -158,27 +160,27 @@ func (fw *familyWriter) writeGzipText(f *store.Family, tb *render.TextBody) erro
 
 // withSegment returns tb, a cached body of f, with its deflate segment,
 // compressing it and caching it in f first if need be.
-func (fw *familyWriter) withSegment(f *store.Family, tb *render.TextBody) (*render.TextBody, error) {
+func (sc *scratch) withSegment(f *store.Family, tb *render.TextBody) (*render.TextBody, error) {
 	if tb.Segment().Deflate != nil {
 		return tb, nil
 	}
-	body, err := fw.decode(f, tb)
+	body, err := sc.decode(f, tb)
 	if err != nil {
 		return nil, err
 	}
-	seg, err := fw.sc.segments.Segment(body)
+	seg, err := sc.segments.Segment(body)
 	if err != nil {
 		return nil, fmt.Errorf("compress cached body of %q: %w", f.Name(), err)
 	}
 	return f.Cache().CacheSegment(tb, seg), nil
 }
 
-// decode returns tb, a cached body of f, as text, in the scratch buffer.
-func (fw *familyWriter) decode(f *store.Family, tb *render.TextBody) ([]byte, error) {
-	if cap(fw.sc.text) < tb.Size() {
-		fw.sc.text = make([]byte, tb.Size())
+// decode returns tb, a cached body of f, as text, in the text buffer.
+func (sc *scratch) decode(f *store.Family, tb *render.TextBody) ([]byte, error) {
+	if cap(sc.text) < tb.Size() {
+		sc.text = make([]byte, tb.Size())
 	}
-	b, err := s2.Decode(fw.sc.text[:cap(fw.sc.text)], tb.Packed())
+	b, err := s2.Decode(sc.text[:cap(sc.text)], tb.Packed())
 	if err != nil {
 		return nil, fmt.Errorf("decompress cached body of %q: %w", f.Name(), err)
 	}

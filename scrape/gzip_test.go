@@ -172,6 +172,9 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 				exposition.NewFormat(exposition.EncodingOpenMetrics),
 			}
 			var sawUTF8, sawCached, sawMixed bool
+			// Background precompression runs between some scrapes, with
+			// budgets from one segment to everything.
+			pre := newPrecompressor(s.w, func() *store.Store { return s.Store }, 1)
 			for step := 0; step < 120; step++ {
 				k := groupkey.New(map[string]string{"job": "prop", "instance": fmt.Sprintf("i%d", rng.IntN(6))})
 				switch r := rng.IntN(10); {
@@ -185,6 +188,10 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 				case r < 6:
 					_, _ = s.Delete(ctx, k)
 				default:
+					if rng.IntN(2) == 0 {
+						pre.budget = []time.Duration{0, 50 * time.Microsecond, time.Hour}[rng.IntN(3)]
+						pre.pass(t0.Add(timeStep(step) + time.Duration(rng.IntN(5))*time.Second))
+					}
 					f := encs[rng.IntN(len(encs))]
 					// Mixed cached and streamed families, under budgets
 					// from nothing to everything and runs that end at
@@ -200,8 +207,8 @@ func TestGzipScrapeMatchesThePlainScrapeUnderRandomChanges(t *testing.T) {
 					sawCached = sawCached || bytes.Contains(plain, []byte("a_total{"))
 				}
 			}
-			if !sawUTF8 || !sawCached || !sawMixed {
-				t.Fatalf("no scrape held every kind of family (UTF-8 named %v, plain %v, with and without segments %v): the test proves nothing", sawUTF8, sawCached, sawMixed)
+			if !sawUTF8 || !sawCached || !sawMixed || pre.segments == 0 {
+				t.Fatalf("no scrape held every kind of family (UTF-8 named %v, plain %v, with and without segments %v, precompressed %d): the test proves nothing", sawUTF8, sawCached, sawMixed, pre.segments)
 			}
 		})
 	}

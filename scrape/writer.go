@@ -36,6 +36,11 @@ type Writer struct {
 	// its text new (changed since the gzip scrape before): the next one
 	// may then build segments up to calmBudget (see segmentBudget).
 	gzipCalm atomic.Bool
+	// gzipAt is when the last gzip scrape started (Unix nanoseconds, 0
+	// for none), and gzipEvery the time between the last two starts:
+	// background precompression works only while gzip scrapes happen, on
+	// bodies likely to outlive the next one (precompress.go).
+	gzipAt, gzipEvery atomic.Int64
 }
 
 // NewWriter returns a Writer with nothing pooled yet.

@@ -114,6 +114,10 @@ func (s *Store) reindex(gid string, old, next *Group) {
 // or when the open snapshots are released) instead of replacing the B-tree
 // entry, for the same reason as in reindex.
 func (s *Store) publish(gid string, old, next *Group) {
+	if old == nil && next == nil {
+		return
+	}
+	s.published.Add(1)
 	if old != nil {
 		for name := range old.families {
 			if next != nil && next.families[name] != nil {

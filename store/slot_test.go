@@ -216,3 +216,46 @@ func TestADroppedSnapshotIsReleasedWhenCollected(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestAscendFromResumesAfterAnEntryAndPublishedCountsChanges checks the two
+// things a background reader of the scrape order relies on: AscendFrom
+// starts at the given entry (or the next one if it is gone) and says
+// whether it was stopped, and Published moves with every served change
+// and only then.
+func TestAscendFromResumesAfterAnEntryAndPublishedCountsChanges(t *testing.T) {
+	s := New(Options{})
+	at := time.Unix(1_700_000_000, 0)
+	a, b := groupkey.New(map[string]string{"job": "a"}), groupkey.New(map[string]string{"job": "b"})
+	before := s.Published()
+	mustPush(t, s, a, Replace, "m_total 1\n", at)
+	mustPush(t, s, b, Replace, "m_total 2\n", at)
+	if got := s.Published(); got != before+2 {
+		t.Fatalf("Published after two pushes = %d, want %d", got, before+2)
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	var from []string
+	stopped := sn.AscendFrom("m_total", b.ID(), func(e Entry) bool {
+		from = append(from, e.Name()+"/"+e.GroupID())
+		return true
+	})
+	if stopped || len(from) == 0 || from[0] != "m_total/"+b.ID() {
+		t.Fatalf("AscendFrom(m_total, b) visited %q (stopped %v), want b's m_total first and to the end", from, stopped)
+	}
+	if !sn.AscendFrom("", "", func(Entry) bool { return false }) {
+		t.Error("AscendFrom did not report that fn stopped it")
+	}
+	n := s.Published()
+	if _, err := s.Delete(context.Background(), groupkey.New(map[string]string{"job": "absent"})); err != nil {
+		t.Fatal(err)
+	}
+	if s.Published() != n {
+		t.Error("deleting an absent group counted as a change")
+	}
+	if _, err := s.Delete(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	if s.Published() == n {
+		t.Error("deleting a group did not count as a change")
+	}
+}

@@ -66,6 +66,23 @@ func (sn *Snapshot) Ascend(fn func(Entry) bool) {
 	sn.entries.Ascend(fn)
 }
 
+// AscendFrom calls fn with the entries of the snapshot in scrape order,
+// from the first that is not before name and gid (the entry of that name
+// and group, if there is one), until fn returns false. It reports whether
+// fn returned false.
+func (sn *Snapshot) AscendFrom(name, gid string, fn func(Entry) bool) (stopped bool) {
+	sn.entries.AscendGreaterOrEqual(Entry{name: name, gid: gid}, func(e Entry) bool {
+		stopped = !fn(e)
+		return !stopped
+	})
+	return stopped
+}
+
+// Published returns how many times the store's served state has changed
+// (a group added, replaced or removed): equal counts mean that a snapshot
+// taken at the second shows nothing a snapshot taken at the first did not.
+func (s *Store) Published() uint64 { return s.published.Load() }
+
 // HasFamily reports whether some group of the snapshot holds a family
 // named name.
 func (sn *Snapshot) HasFamily(name string) bool {

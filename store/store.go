@@ -75,6 +75,9 @@ type Store struct {
 	series int
 	// overridden counts pushed timestamp families (dropTimeFamilies).
 	overridden atomic.Uint64
+	// published counts the changes of the served state (publish), so
+	// that a background reader can tell it has seen all of it (Published).
+	published atomic.Uint64
 	// applied is the highest log position Apply applied, and
 	// applyConflicts counts the changes it applied against the index.
 	applied        journal.Position

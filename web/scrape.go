@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -120,4 +121,12 @@ func acceptsGzip(header string) bool {
 		return true
 	}
 	return false
+}
+
+// Precompress compresses, in the background and until ctx is done, the
+// bodies the next gzip scrape of the current store will send, using at
+// most cpu (0 to 1) of one core; 0 returns at once. See
+// scrape.Writer.Precompress.
+func (h *Handler) Precompress(ctx context.Context, cpu float64) {
+	h.scrapes.Precompress(ctx, h.opts.CurrentStore, cpu)
 }

@@ -45,6 +45,8 @@ func TestFlagValuesAreCheckedAtStart(t *testing.T) {
 		{"an unparsable number names its flag", []string{"--push.max-series=many"}, "--push.max-series"},
 		{"the bad flag is named, not the first one given", []string{"--push.max-series=5", "--web.read-timeout=x"}, "--web.read-timeout"},
 		{"a telemetry path without a leading slash is refused", []string{"--web.telemetry-path=metrics"}, `--web.telemetry-path must start with "/"`},
+		{"more than one core for precompression is refused", []string{"--web.gzip-precompress-cpu=1.5"}, "--web.gzip-precompress-cpu must be between 0 and 1"},
+		{"a negative share for precompression is refused", []string{"--web.gzip-precompress-cpu=-0.1"}, "--web.gzip-precompress-cpu must be between 0 and 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +56,7 @@ func TestFlagValuesAreCheckedAtStart(t *testing.T) {
 			}
 		})
 	}
-	for _, ok := range [][]string{{"--web.telemetry-path=/custom/path"}, {"--store.memory-limit=2GiB"}} {
+	for _, ok := range [][]string{{"--web.telemetry-path=/custom/path"}, {"--store.memory-limit=2GiB"}, {"--web.gzip-precompress-cpu=0"}} {
 		if _, err := parseFlags(ok); err != nil {
 			t.Errorf("%v refused: %v", ok, err)
 		}

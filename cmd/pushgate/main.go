@@ -61,6 +61,7 @@ type config struct {
 	disableConsistencyCheck bool
 	utf8Names               bool
 	maxBodyBytes            int64
+	gzipPrecompressCPU      float64
 	limits                  limits.Limits
 	server                  serverLimits
 	permissionsFile         string
@@ -103,6 +104,7 @@ func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*co
 	app.Flag("push.disable-consistency-check", "Answer pushes with 202 like the reference does in this mode. pushgate still checks every push: its check costs O(push).").Default("false").BoolVar(&c.disableConsistencyCheck)
 	app.Flag("push.enable-utf8-names", "Allow UTF-8 characters in metric and label names.").Default("false").BoolVar(&c.utf8Names)
 	app.Flag("push.max-body-bytes", "Largest push body accepted, after decompression (pushgate only).").Default("67108864").Int64Var(&c.maxBodyBytes)
+	app.Flag("web.gzip-precompress-cpu", "Share of one CPU core (0 to 1) spent between gzip scrapes compressing the bodies the next one will send, so that a gzip scrape after many groups changed finds them compressed; only while gzip scrapes happen, and once the store has settled for half the time between them. 0 disables (pushgate only; see docs/performance.md).").Default("0.25").Float64Var(&c.gzipPrecompressCPU)
 	addLimitFlags(app, &c.limits, &c.server)
 	addGCFlags(app, &c.gc)
 	addClusterFlags(app, &c.cluster)
@@ -126,6 +128,9 @@ func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*co
 	var err error
 	if c.otlpSettings, err = c.otlp.settings(c.utf8Names); err != nil {
 		return nil, fmt.Errorf("invalid --otlp.* flags: %w", err)
+	}
+	if c.gzipPrecompressCPU < 0 || c.gzipPrecompressCPU > 1 {
+		return nil, fmt.Errorf("--web.gzip-precompress-cpu must be between 0 and 1, got %g", c.gzipPrecompressCPU)
 	}
 	if c.persistenceInterval < 0 {
 		return nil, fmt.Errorf("--persistence.interval must not be negative, got %s", c.persistenceInterval)
@@ -314,6 +319,9 @@ func run(prog string, args []string, stdout, stderr io.Writer) (code int) {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- toolkitweb.ServeMultiple(listeners, srv, c.toolkit, logger) }()
+	precompressCtx, stopPrecompress := context.WithCancel(ctx)
+	defer stopPrecompress()
+	go handler.Precompress(precompressCtx, c.gzipPrecompressCPU)
 
 	if err := backend.start(ctx); err != nil {
 		logger.Error("cannot load the stored state", "err", err)
