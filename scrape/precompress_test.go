@@ -1,9 +1,12 @@
 package scrape
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
@@ -155,5 +158,63 @@ func TestPrecompressionWaitsWhileTheStoreChurns(t *testing.T) {
 	p.pass(now.Add(5*time.Second + time.Millisecond))
 	if _, _, without := segmentState(s); without != 0 {
 		t.Fatalf("the pass an interval after the churn left %d families without a segment", without)
+	}
+}
+
+// TestPrecompressionBesidePushesAndScrapes runs passes on one goroutine
+// while another pushes and a third takes gzip and plain scrapes of one
+// snapshot each: every gzip scrape must still decode to its plain scrape
+// (run under -race, this also checks the cache's atomics).
+func TestPrecompressionBesidePushesAndScrapes(t *testing.T) {
+	now := time.Now()
+	s := newStore(store.Options{})
+	pushPayload(t, s, 20, 0, now.Add(-time.Hour))
+	text := exposition.NewFormat(exposition.EncodingText)
+	checkedGzipScrape(t, s, text, ownFamilies(), defaultLimits())
+	p := precompressorOf(s)
+	done := make(chan struct{})
+	passes := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				passes <- n
+				return
+			default:
+			}
+			// Each pass a few seconds later, so that the store has
+			// settled by the next and bodies are old enough.
+			p.pass(now.Add(time.Duration(n) * 3 * time.Second))
+			n++
+		}
+	}()
+	pushed := make(chan error, 1)
+	go func() {
+		ctx := context.Background()
+		for seq := 1; seq <= 20; seq++ {
+			for i := range 5 {
+				k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", i)})
+				if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, seq), Time: now.Add(-time.Minute)}); err != nil {
+					pushed <- err
+					return
+				}
+			}
+		}
+		pushed <- nil
+	}()
+	for i := 0; i < 20; i++ {
+		checkedGzipScrape(t, s, text, ownFamilies(), defaultLimits())
+	}
+	if err := <-pushed; err != nil {
+		t.Fatal(err)
+	}
+	close(done)
+	if n := <-passes; n == 0 {
+		t.Fatal("no pass ran beside the scrapes")
+	}
+	checkedGzipScrape(t, s, text, ownFamilies(), defaultLimits())
+	if p.segments == 0 {
+		t.Fatal("the passes built no segment: the test proves nothing")
 	}
 }
