@@ -19,6 +19,17 @@ func precompressorOf(s *testStore) *precompressor {
 	return p
 }
 
+// scrapedWithPrecompressor returns a store of groups groups of the bench
+// payload pushed at at, after one gzip scrape, and a precompressor of it
+// with an unbounded budget.
+func scrapedWithPrecompressor(t *testing.T, groups int, at time.Time) (*testStore, *precompressor) {
+	t.Helper()
+	s := newStore(store.Options{})
+	pushPayload(t, s, groups, 0, at)
+	checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), defaultLimits())
+	return s, precompressorOf(s)
+}
+
 // TestPrecompressionWaitsForAGzipScrapeThenCompressesEveryOldBody checks
 // that passes do nothing before any gzip scrape, then give every plain
 // family a segment, which the next gzip scrape sends: it decodes to the
@@ -57,12 +68,9 @@ func TestPrecompressionWaitsForAGzipScrapeThenCompressesEveryOldBody(t *testing.
 // round then does not go idle, and that a later pass compresses it.
 func TestPrecompressionLeavesYoungBodiesForLater(t *testing.T) {
 	now := time.Now()
-	s := newStore(store.Options{})
-	pushPayload(t, s, 10, 0, now.Add(-time.Hour))
-	checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), defaultLimits())
+	s, p := scrapedWithPrecompressor(t, 10, now.Add(-time.Hour))
 	k := groupkey.New(map[string]string{"job": "young"})
 	mustPush(t, s, k, store.Replace, "young_total 1\n", now)
-	p := precompressorOf(s)
 	p.pass(now)
 	if textOf(familyOf(t, s, k, "young_total")).deflate != nil {
 		t.Fatal("a body pushed at the pass's time was compressed")
@@ -85,11 +93,8 @@ func TestPrecompressionLeavesYoungBodiesForLater(t *testing.T) {
 // stops once gzip scrapes stop.
 func TestPrecompressionResumesWhereItsBudgetEnded(t *testing.T) {
 	now := time.Now()
-	s := newStore(store.Options{})
-	pushPayload(t, s, 5, 0, now.Add(-time.Hour))
-	checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), defaultLimits())
+	s, p := scrapedWithPrecompressor(t, 5, now.Add(-time.Hour))
 	_, _, families := segmentState(s)
-	p := precompressorOf(s)
 	p.budget = 0
 	passes := 0
 	for !p.idle {
@@ -135,11 +140,7 @@ func TestPrecompressionResumesWhereItsBudgetEnded(t *testing.T) {
 // nothing, and that one after that compresses them all.
 func TestPrecompressionWaitsWhileTheStoreChurns(t *testing.T) {
 	now := time.Now()
-	s := newStore(store.Options{})
-	pushPayload(t, s, 20, 0, now.Add(-time.Hour))
-	text := exposition.NewFormat(exposition.EncodingText)
-	checkedGzipScrape(t, s, text, ownFamilies(), defaultLimits())
-	p := precompressorOf(s)
+	s, p := scrapedWithPrecompressor(t, 20, now.Add(-time.Hour))
 	p.pass(now)
 	built := p.segments
 	// Two gzip scrapes 8 s apart: the store must have been calm for 4 s,
@@ -157,7 +158,7 @@ func TestPrecompressionWaitsWhileTheStoreChurns(t *testing.T) {
 	// Half an interval after the pass that first saw the changes.
 	p.pass(now.Add(5*time.Second + time.Millisecond))
 	if _, _, without := segmentState(s); without != 0 {
-		t.Fatalf("the pass an interval after the churn left %d families without a segment", without)
+		t.Fatalf("the pass half an interval after the churn left %d families without a segment", without)
 	}
 }
 
@@ -167,11 +168,8 @@ func TestPrecompressionWaitsWhileTheStoreChurns(t *testing.T) {
 // (run under -race, this also checks the cache's atomics).
 func TestPrecompressionBesidePushesAndScrapes(t *testing.T) {
 	now := time.Now()
-	s := newStore(store.Options{})
-	pushPayload(t, s, 20, 0, now.Add(-time.Hour))
+	s, p := scrapedWithPrecompressor(t, 20, now.Add(-time.Hour))
 	text := exposition.NewFormat(exposition.EncodingText)
-	checkedGzipScrape(t, s, text, ownFamilies(), defaultLimits())
-	p := precompressorOf(s)
 	done := make(chan struct{})
 	passes := make(chan int)
 	go func() {
