@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pushedLines keeps the lines of a text scrape that belong to the test's
@@ -89,6 +92,62 @@ func TestGzipScrapeDecodesLikeThePlainScrape(t *testing.T) {
 			}
 			if !bytes.HasSuffix(plain.Body, []byte("\n")) {
 				t.Fatalf("plain scrape does not end with a newline")
+			}
+		})
+	}
+}
+
+// precompressedBytes returns the gateway's
+// pushgate_scrape_precompressed_bytes_total.
+func precompressedBytes(t *testing.T, g *gateway) float64 {
+	t.Helper()
+	return sampleValue(scrape(t, g).require(t, "pushgate_scrape_precompressed_bytes_total", map[string]string{}))
+}
+
+// TestGzipScrapesFindBodiesCompressedAhead checks the built binary's
+// background precompression: after a first gzip scrape, once the store
+// has settled (about a second here), the gateway compresses the pushed
+// bodies on its own, counts them, and the next gzip scrape still decodes to
+// the plain scrape; with --web.gzip-precompress-cpu=0 it compresses
+// nothing ahead.
+func TestGzipScrapesFindBodiesCompressedAhead(t *testing.T) {
+	for _, cpu := range []string{"0.25", "0"} {
+		t.Run("cpu="+cpu, func(t *testing.T) {
+			g := startGateway(t, "--web.gzip-precompress-cpu="+cpu)
+			for i := 0; i < 20; i++ {
+				pushText(t, g, http.MethodPut, fmt.Sprintf("/metrics/job/gz/instance/i%d", i), fmt.Sprintf("gz_total %d\n", i))
+			}
+			mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil, "Accept-Encoding", "gzip")
+			// Bounded wait: a pass every 250 ms, after 1 s of calm; with
+			// precompression off, long enough that it would have run.
+			wait := 15 * time.Second
+			if cpu == "0" {
+				wait = 3 * time.Second
+			}
+			var got float64
+			for deadline := time.Now().Add(wait); ; time.Sleep(250 * time.Millisecond) {
+				if got = precompressedBytes(t, g); got > 0 || !time.Now().Before(deadline) {
+					break
+				}
+			}
+			if (got > 0) != (cpu != "0") {
+				t.Fatalf("with --web.gzip-precompress-cpu=%s, %v text bytes were precompressed", cpu, got)
+			}
+			plain := mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil)
+			z := mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil, "Accept-Encoding", "gzip")
+			if z.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("Content-Encoding %q, want gzip", z.Header.Get("Content-Encoding"))
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(z.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(zr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, have := pushedLines(string(plain.Body)), pushedLines(string(body)); want != have || !strings.Contains(have, "gz_total") {
+				t.Fatalf("gzip scrape after precompression decodes to\n%s\nwant\n%s", have, want)
 			}
 		})
 	}

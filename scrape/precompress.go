@@ -129,18 +129,20 @@ func newPrecompressor(wr *Writer, current func() *store.Store, cpu float64) *pre
 // and stops at the end of the scrape order or when its budget is spent.
 func (p *precompressor) pass(now time.Time) {
 	st := p.current()
-	at := p.wr.gzipAt.Load()
-	if st == nil || at == 0 || now.Sub(time.Unix(0, at)) > precompressActive {
+	if st == nil {
 		return
 	}
 	if st != p.st {
 		p.st, p.atStart, p.idle, p.history = st, true, false, nil
 	}
-	if p.idle && st.Published() == p.idleAt || p.atStart && now.Before(p.restUntil) {
+	// The churn is followed on every pass, so that the first pass after
+	// a gzip scrape knows what happened before it.
+	settle := min(max(time.Duration(p.wr.gzipEvery.Load())/2, minBodyAge), maxBodyAge)
+	churning := p.churning(now, st, settle)
+	if at := p.wr.gzipAt.Load(); at == 0 || now.Sub(time.Unix(0, at)) > precompressActive {
 		return
 	}
-	settle := min(max(time.Duration(p.wr.gzipEvery.Load())/2, minBodyAge), maxBodyAge)
-	if p.churning(now, st, settle) {
+	if churning || p.idle && st.Published() == p.idleAt || p.atStart && now.Before(p.restUntil) {
 		return
 	}
 	p.sc.segments.From = &p.wr.compressors
@@ -222,5 +224,6 @@ func (p *precompressor) precompress(f *store.Family, enc exposition.Encoding, no
 	}
 	p.segments++
 	p.bytes += int64(tb.Size())
+	p.wr.precompressed.Add(uint64(tb.Size()))
 	return true
 }

@@ -216,3 +216,24 @@ func TestPrecompressionBesidePushesAndScrapes(t *testing.T) {
 		t.Fatal("the passes built no segment: the test proves nothing")
 	}
 }
+
+// TestPrecompressionKnowsTheChurnBeforeTheFirstGzipScrape checks that
+// passes follow the store's changes before any gzip scrape, so that the
+// first pass after one does not mistake a wave of pushes for calm.
+func TestPrecompressionKnowsTheChurnBeforeTheFirstGzipScrape(t *testing.T) {
+	now := time.Now()
+	s := newStore(store.Options{})
+	pushPayload(t, s, 10, 0, now.Add(-time.Hour))
+	p := precompressorOf(s)
+	p.pass(now)
+	pushPayload(t, s, 10, 1, now.Add(-time.Hour))
+	checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), defaultLimits())
+	p.pass(now.Add(300 * time.Millisecond))
+	if p.segments != 0 {
+		t.Fatalf("the first pass after a gzip scrape, 300 ms after every group changed, built %d segments", p.segments)
+	}
+	p.pass(now.Add(1400 * time.Millisecond))
+	if _, _, without := segmentState(s); without != 0 {
+		t.Fatalf("a pass once the store had settled left %d families without a segment", without)
+	}
+}

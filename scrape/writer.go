@@ -41,7 +41,14 @@ type Writer struct {
 	// background precompression works only while gzip scrapes happen, on
 	// bodies likely to outlive the next one (precompress.go).
 	gzipAt, gzipEvery atomic.Int64
+	// precompressed counts the text bytes Precompress compressed into
+	// segments (PrecompressedBytes).
+	precompressed atomic.Uint64
 }
+
+// PrecompressedBytes returns how many text bytes background precompression
+// (Precompress) has compressed into gzip segments.
+func (wr *Writer) PrecompressedBytes() uint64 { return wr.precompressed.Load() }
 
 // NewWriter returns a Writer with nothing pooled yet.
 func NewWriter() *Writer {

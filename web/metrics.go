@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/pushgate/pushgate/scrape"
 )
 
 // The HELP texts of the vectors, shared by their registration and
@@ -34,10 +36,10 @@ type metrics struct {
 	otlp         otlpMetrics
 }
 
-// newMetrics registers the HTTP metrics, the build info and the store's size
-// gauges in reg. The gauges read the store being served
-// (Options.CurrentStore).
-func newMetrics(reg *prometheus.Registry, opts Options) (*metrics, error) {
+// newMetrics registers the HTTP metrics, the build info, the store's size
+// gauges and what scrapes precompressed in reg. The gauges read the store
+// being served (Options.CurrentStore).
+func newMetrics(reg *prometheus.Registry, opts Options, scrapes *scrape.Writer) (*metrics, error) {
 	build := opts.Build
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -84,9 +86,13 @@ func newMetrics(reg *prometheus.Registry, opts Options) (*metrics, error) {
 	for name, v := range opts.CurrentStore().Limits().Values() {
 		limitGauge.WithLabelValues(name).Set(float64(v))
 	}
+	precompressed := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "pushgate_scrape_precompressed_bytes_total",
+		Help: "Text bytes compressed into gzip segments between gzip scrapes (--web.gzip-precompress-cpu).",
+	}, func() float64 { return float64(scrapes.PrecompressedBytes()) })
 	otlpm, otlpCollectors := newOTLPMetrics()
 	m.otlp = otlpm
-	for _, c := range append([]prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series, limitGauge}, otlpCollectors...) {
+	for _, c := range append([]prometheus.Collector{m.requests, m.pushDuration, m.pushSize, m.rejected, buildInfo, groups, series, limitGauge, precompressed}, otlpCollectors...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

@@ -29,7 +29,8 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if opts.CurrentStore == nil {
 		opts.CurrentStore = func() *store.Store { return st }
 	}
-	m, err := newMetrics(reg, opts)
+	scrapes := scrape.NewWriter()
+	m, err := newMetrics(reg, opts, scrapes)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func New(st *store.Store, reg *prometheus.Registry, opts Options) (*Handler, err
 	if err != nil {
 		return nil, fmt.Errorf("OTLP settings: %w", err)
 	}
-	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, scrapes: scrape.NewWriter(), ownFamilies: OwnFamilies(), otlpTranslate: translate}
+	h := &Handler{opts: opts, registry: reg, metrics: m, logger: opts.Logger, ui: ui, scrapes: scrapes, ownFamilies: OwnFamilies(), otlpTranslate: translate}
 	h.routes = newRouteTable(h)
 	return h, nil
 }
