@@ -64,8 +64,9 @@ func checkRebuiltAlike(t *testing.T, got, want *Store, gid string) {
 	if len(g.families) != len(w.families) {
 		t.Fatalf("%d families, want %d", len(g.families), len(w.families))
 	}
-	for name, wf := range w.families {
-		gf := g.families[name]
+	for _, wf := range w.families {
+		name := wf.Name()
+		gf := g.families.get(name)
 		if gf == nil {
 			t.Errorf("family %q missing", name)
 			continue
@@ -73,8 +74,8 @@ func checkRebuiltAlike(t *testing.T, got, want *Store, gid string) {
 		if !slices.Equal(gf.series, wf.series) {
 			t.Errorf("%s: series %x, derived afresh %x", name, gf.series, wf.series)
 		}
-		if !slices.Equal(gf.labels, wf.labels) {
-			t.Errorf("%s: label names %q, derived afresh %q", name, gf.labels, wf.labels)
+		if !slices.Equal(gf.labelNames(), wf.labelNames()) {
+			t.Errorf("%s: label names %q, derived afresh %q", name, gf.labelNames(), wf.labelNames())
 		}
 		if gf.cache.Plain() != wf.cache.Plain() {
 			t.Errorf("%s: plain %v, derived afresh %v", name, gf.cache.Plain(), wf.cache.Plain())
@@ -116,7 +117,7 @@ func TestAFollowerTakesOnlyWhatARePushLeftUnchanged(t *testing.T) {
 			for i, op := range ops {
 				var held *Family
 				if i > 0 {
-					held = follower.committedGroup(op.Key).families["m"]
+					held = follower.committedGroup(op.Key).families.get("m")
 				}
 				if err := follower.Apply(journal.Position(i+1), []journal.Op{op}); err != nil {
 					t.Fatal(err)
@@ -124,7 +125,7 @@ func TestAFollowerTakesOnlyWhatARePushLeftUnchanged(t *testing.T) {
 				if i == 0 {
 					continue
 				}
-				got := follower.committedGroup(op.Key).families["m"]
+				got := follower.committedGroup(op.Key).families.get("m")
 				if reused := &got.series[0] == &held.series[0]; reused != tt.reused {
 					t.Errorf("series taken from the family replaced: %v, want %v", reused, tt.reused)
 				}
@@ -148,11 +149,11 @@ func TestAFollowerReusesTheSeriesOfARePushedFamily(t *testing.T) {
 	if err := follower.Apply(1, ops[:1]); err != nil {
 		t.Fatal(err)
 	}
-	before := follower.committedGroup(ops[0].Key).families["m"]
+	before := follower.committedGroup(ops[0].Key).families.get("m")
 	if err := follower.Apply(2, ops[1:]); err != nil {
 		t.Fatal(err)
 	}
-	after := follower.committedGroup(ops[0].Key).families["m"]
+	after := follower.committedGroup(ops[0].Key).families.get("m")
 	if after == before {
 		t.Fatal("the re-pushed family was not rebuilt")
 	}

@@ -47,8 +47,12 @@ type Family struct {
 	// consistency index.
 	series []uint64
 	// labels holds the distinct label names under the UTF-8 name rules,
-	// for the index's label check; nil under the legacy rules.
-	labels []string
+	// for the index's label check (labelNames); nil under the legacy
+	// rules. A pointer, for what the legacy rules never use: one word in
+	// every family instead of a slice's three put the family in the
+	// 144-byte size class instead of 160 (1.8 MB less heap at 10,000
+	// groups of the bench payload).
+	labels *[]string
 	// cache holds the bodies rendered for scrapes, and whether the family
 	// is plain (every name a legacy name). It is kept inline, by value:
 	// see render.Cache for the figures.
@@ -100,7 +104,7 @@ func newFamily(pf admission.Family, at time.Time, enc exposition.Encoding, known
 		typ:      mf.GetType(),
 		lastPush: groupcodec.UnixNanos(at),
 		series:   pf.Series,
-		labels:   pf.Labels,
+		labels:   labelsRef(pf.Labels),
 	}
 	// Encode into the scratch buffers and keep exact-size copies:
 	// appending leaves up to half of a buffer's capacity unused, which at
@@ -146,7 +150,28 @@ func (f *Family) SeriesCount() int { return len(f.series) }
 // hashes in that order and the given label names, so that a family with
 // them has f's index entries.
 func (f *Family) hasSeries(typ dto.MetricType, series []uint64, labels []string) bool {
-	return f.typ == typ && slices.Equal(f.series, series) && slices.Equal(f.labels, labels)
+	return f.typ == typ && slices.Equal(f.series, series) && slices.Equal(f.labelNames(), labels)
+}
+
+// labelNames returns the family's distinct label names under the UTF-8
+// name rules, nil under the legacy rules.
+func (f *Family) labelNames() []string {
+	if f.labels == nil {
+		return nil
+	}
+	return *f.labels
+}
+
+// labelsRef returns what a family keeps of label names l: nil for none.
+func labelsRef(l []string) *[]string {
+	if l == nil {
+		return nil
+	}
+	// A new pointer, not &l: taking l's address would move l to the heap
+	// in every call, the legacy rules' nil included.
+	ref := new([]string)
+	*ref = l
+	return ref
 }
 
 // Decode returns the family as a new dto object.

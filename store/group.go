@@ -1,7 +1,6 @@
 package store
 
 import (
-	"sort"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -23,7 +22,7 @@ const (
 // change installs a new Group that shares the unchanged families.
 type Group struct {
 	key      groupkey.Key
-	families map[string]*Family
+	families familySet
 	pushTime time.Time
 	failTime time.Time
 	// failReason is the one-line reason of the last rejected push, kept
@@ -74,15 +73,9 @@ func (g *Group) FamilyTime(f *Family) time.Time {
 func (g *Group) LastPushSuccessful() bool { return !g.failTime.After(g.pushTime) }
 
 // Families returns the group's families, including push_time_seconds and
-// push_failure_time_seconds, sorted by name.
-func (g *Group) Families() []*Family {
-	out := make([]*Family, 0, len(g.families))
-	for _, f := range g.families {
-		out = append(out, f)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
-	return out
-}
+// push_failure_time_seconds, sorted by name. The slice is the group's own:
+// it must not be modified.
+func (g *Group) Families() []*Family { return g.families }
 
 // SeriesCount returns the number of series in the group, synthetic ones included.
 func (g *Group) SeriesCount() int {
@@ -93,13 +86,9 @@ func (g *Group) SeriesCount() int {
 	return n
 }
 
-// clone returns a copy of g with its own families map, sharing the families.
+// clone returns a copy of g with its own family set, sharing the families.
 func (g *Group) clone() *Group {
-	ng := &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: make(map[string]*Family, len(g.families))}
-	for n, f := range g.families {
-		ng.families[n] = f
-	}
-	return ng
+	return &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: g.families.clone(0)}
 }
 
 // unixSeconds converts t to the float the timestamp families carry: t as
@@ -144,8 +133,8 @@ func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc expos
 func (s *Store) addTimeFamilies(g *Group, prepared []admission.Family, enc exposition.Encoding, sc *scratch) []admission.Family {
 	pushFam, pushPrep := s.timeFamily(PushTimeName, g.key, g.pushTime, enc, sc)
 	failFam, failPrep := s.timeFamily(PushFailureTimeName, g.key, g.failTime, enc, sc)
-	g.families[PushTimeName] = pushFam
-	g.families[PushFailureTimeName] = failFam
+	g.families.put(pushFam)
+	g.families.put(failFam)
 	return append(prepared, pushPrep, failPrep)
 }
 

@@ -49,14 +49,14 @@ func (s *Store) HeadStates(key groupkey.Key) (map[string][]byte, Head) {
 		return nil, h
 	}
 	var states map[string][]byte
-	for name, f := range g.families {
+	for _, f := range g.families {
 		if f.state == nil {
 			continue
 		}
 		if states == nil {
 			states = make(map[string][]byte)
 		}
-		states[name] = *f.state
+		states[f.Name()] = *f.state
 	}
 	return states, h
 }

@@ -54,7 +54,7 @@ func (s *Store) Import(g ImportedGroup) error {
 	if err != nil {
 		return err
 	}
-	ng := &Group{key: g.Key, pushTime: g.PushTime, failTime: g.FailureTime, families: make(map[string]*Family, len(prepared)+2)}
+	ng := &Group{key: g.Key, pushTime: g.PushTime, failTime: g.FailureTime, families: make(familySet, 0, len(prepared)+2)}
 	enc := s.render.encoding()
 	var sc scratch
 	for i, pf := range prepared {
@@ -62,7 +62,7 @@ func (s *Store) Import(g ImportedGroup) error {
 		if err != nil {
 			return err
 		}
-		ng.families[f.Name()] = f
+		ng.families.put(f)
 	}
 	return s.installChecked(ng, s.addTimeFamilies(ng, prepared, enc, &sc))
 }

@@ -221,7 +221,7 @@ func (ix *index) add(gid string, f *Family) {
 	for _, h := range f.series {
 		e.series.set(h, n)
 	}
-	ix.holdLabels(f.labels)
+	ix.holdLabels(f.labelNames())
 }
 
 // remove forgets family f of group gid.
@@ -231,7 +231,7 @@ func (ix *index) remove(gid string, f *Family) {
 		return
 	}
 	defer ix.release(n)
-	ix.releaseLabels(f.labels)
+	ix.releaseLabels(f.labelNames())
 	name := f.Name()
 	e := ix.names[name]
 	if e == nil {
@@ -253,8 +253,8 @@ func (ix *index) remove(gid string, f *Family) {
 
 // live reports whether a family of name stays in the store once group
 // families old are replaced by result.
-func (ix *index) live(name string, old, result map[string]*Family) bool {
-	if _, ok := result[name]; ok {
+func (ix *index) live(name string, old, result familySet) bool {
+	if result.get(name) != nil {
 		return true
 	}
 	e := ix.names[name]
@@ -262,7 +262,7 @@ func (ix *index) live(name string, old, result map[string]*Family) bool {
 		return false
 	}
 	others := e.groups
-	if _, ok := old[name]; ok {
+	if old.get(name) != nil {
 		others--
 	}
 	return e.builtin || others > 0
@@ -274,13 +274,13 @@ func (ix *index) live(name string, old, result map[string]*Family) bool {
 // two names exposing one name (seriesid.Claims), and under the UTF-8 name
 // rules no two label names written alike by some escaping. owner names a group for
 // error messages.
-func (ix *index) check(gid string, old, result map[string]*Family, changed []admission.Family, owner func(gid string) string) error {
+func (ix *index) check(gid string, old, result familySet, changed []admission.Family, owner func(gid string) string) error {
 	self := ix.num(gid)
 	var local pushClaims
 	for _, pf := range changed {
 		name := pf.MF.GetName()
 		typ := pf.MF.GetType()
-		of := old[name]
+		of := old.get(name)
 		e := ix.names[name]
 		if e != nil {
 			others := e.groups
@@ -328,7 +328,7 @@ type pushClaims struct {
 
 // checkClaims rejects a name new to the store when one of the names it
 // exposes is exposed by a family of another name that stays.
-func (ix *index) checkClaims(name string, typ dto.MetricType, old, result map[string]*Family, local *pushClaims) error {
+func (ix *index) checkClaims(name string, typ dto.MetricType, old, result familySet, local *pushClaims) error {
 	if local.claims == nil {
 		local.claims = make(map[string]string)
 	}
@@ -346,8 +346,8 @@ func (ix *index) checkClaims(name string, typ dto.MetricType, old, result map[st
 }
 
 // typeOf names the type of a family the store or the push holds.
-func (ix *index) typeOf(name string, result map[string]*Family) string {
-	if f := result[name]; f != nil {
+func (ix *index) typeOf(name string, result familySet) string {
+	if f := result.get(name); f != nil {
 		return typeName(f.typ)
 	}
 	if e := ix.names[name]; e != nil {
@@ -358,7 +358,7 @@ func (ix *index) typeOf(name string, result map[string]*Family) string {
 
 // checkLabels rejects label names of a family that some escaping writes
 // like another label name the store or the push holds.
-func (ix *index) checkLabels(metric string, names []string, old, result map[string]*Family, local *pushClaims) error {
+func (ix *index) checkLabels(metric string, names []string, old, result familySet, local *pushClaims) error {
 	if local.labels == nil {
 		local.labels = make(map[string]string)
 	}
@@ -382,10 +382,10 @@ func (ix *index) checkLabels(metric string, names []string, old, result map[stri
 
 // replacedHolding counts the families of old that result replaces or drops
 // and that hold label name n: the index counts them, but they go.
-func replacedHolding(n string, old, result map[string]*Family) int {
+func replacedHolding(n string, old, result familySet) int {
 	count := 0
-	for name, f := range old {
-		if result[name] != f && slices.Contains(f.labels, n) {
+	for _, f := range old {
+		if result.get(f.Name()) != f && slices.Contains(f.labelNames(), n) {
 			count++
 		}
 	}

@@ -103,7 +103,8 @@ func checkIndexOwners(t *testing.T, s *Store) {
 		if s.index.gids[n] != gid || int(s.index.families[n]) != len(g.families) {
 			t.Fatalf("group %s: number %d stands for %q with %d families, want %d", gid, n, s.index.gids[n], s.index.families[n], len(g.families))
 		}
-		for name, f := range g.families {
+		for _, f := range g.families {
+			name := f.Name()
 			for _, h := range f.series {
 				o, ok := s.index.names[name].series.get(h)
 				if !ok {

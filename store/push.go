@@ -89,28 +89,26 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 		return 0, ErrHeadChanged
 	}
 	old := s.headGroup(gid)
-	ng := &Group{key: p.Key, pushTime: p.Time, families: make(map[string]*Family, len(fams)+2)}
-	var oldFams map[string]*Family
+	ng := &Group{key: p.Key, pushTime: p.Time, families: make(familySet, 0, len(fams)+2)}
+	var oldFams familySet
 	if old != nil {
 		oldFams = old.families
 		ng.failTime, ng.failReason = old.failTime, old.failReason
 		if p.Method == Merge {
-			for n, f := range old.families {
-				ng.families[n] = f
-			}
+			ng.families = old.families.clone(len(fams) + 2)
 		}
-		ng.families[PushFailureTimeName] = old.families[PushFailureTimeName]
+		ng.families.put(old.families.get(PushFailureTimeName))
 	} else {
 		// A new group starts with push_failure_time_seconds 0. Built here,
 		// under the lock, because only new groups need it.
 		zeroFail, zeroFailPrep := s.timeFamily(PushFailureTimeName, p.Key, time.Time{}, enc, sc)
-		ng.families[PushFailureTimeName] = zeroFail
+		ng.families.put(zeroFail)
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}
 	for _, f := range fams {
-		ng.families[f.Name()] = f
+		ng.families.put(f)
 	}
-	ng.families[PushTimeName] = pushFam
+	ng.families.put(pushFam)
 	newGroups := 0
 	if old == nil {
 		newGroups = 1
@@ -162,7 +160,7 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 	gid := key.ID()
 	// The group the failure creates if there is none, rendered before the
 	// lock is taken; an existing group takes only its failure family.
-	fresh := &Group{key: key, failTime: at, failReason: reason, families: make(map[string]*Family, 2)}
+	fresh := &Group{key: key, failTime: at, failReason: reason, families: make(familySet, 0, 2)}
 	prepared := s.addTimeFamilies(fresh, nil, s.render.encoding(), nil)
 
 	s.mu.Lock()
@@ -171,7 +169,7 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 	if old != nil {
 		ng = old.clone()
 		ng.failTime, ng.failReason = at, reason
-		ng.families[PushFailureTimeName] = fresh.families[PushFailureTimeName]
+		ng.families.put(fresh.families.get(PushFailureTimeName))
 	} else {
 		err := admission.Capacity(s.opts.Limits, s.headGroups, s.series, 1, seriesDelta(nil, ng))
 		if err == nil {
@@ -307,16 +305,16 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 func seriesDelta(old, next *Group) int {
 	d := 0
 	if old != nil {
-		for name, f := range old.families {
-			if next != nil && next.families[name] == f {
+		for _, f := range old.families {
+			if next != nil && next.families.get(f.Name()) == f {
 				continue
 			}
 			d -= len(f.series)
 		}
 	}
 	if next != nil {
-		for name, f := range next.families {
-			if old != nil && old.families[name] == f {
+		for _, f := range next.families {
+			if old != nil && old.families.get(f.Name()) == f {
 				continue
 			}
 			d += len(f.series)

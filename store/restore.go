@@ -86,23 +86,23 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 	if old != nil && old.key.ID() != key.ID() {
 		old = nil
 	}
-	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(map[string]*Family, len(rec.Families)+2)}
+	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(familySet, 0, len(rec.Families)+2)}
 	prepared := make([]admission.Family, 0, len(rec.Families)+2)
 	var sc rebuildScratch
 	for i := range rec.Families {
 		rf := &rec.Families[i]
 		var of *Family
 		if old != nil {
-			of = old.families[rf.Name]
+			of = old.families.get(rf.Name)
 		}
 		f, err := s.storedFamily(rf, of, &sc)
 		if err != nil {
 			return nil, nil, err
 		}
-		g.families[f.Name()] = f
+		g.families.put(f)
 		// The index reads the name and type; the fields point into rec.
 		mf := &dto.MetricFamily{Name: &rf.Name, Type: &rf.Type}
-		prepared = append(prepared, admission.Family{MF: mf, Series: f.series, Labels: f.labels})
+		prepared = append(prepared, admission.Family{MF: mf, Series: f.series, Labels: f.labelNames()})
 	}
 	return g, s.addTimeFamilies(g, prepared, s.render.encoding(), &sc.scratch), nil
 }
@@ -115,7 +115,7 @@ func (s *Store) committedGroup(gid string) *Group {
 }
 
 // familiesOf returns g's families, nil for an absent group.
-func familiesOf(g *Group) map[string]*Family {
+func familiesOf(g *Group) familySet {
 	if g == nil {
 		return nil
 	}
@@ -160,7 +160,7 @@ func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScrat
 		if err != nil {
 			return nil, fmt.Errorf("decode family %q: %w", name, err)
 		}
-		f.labels = sc.id.LabelNames()
+		f.labels = labelsRef(sc.id.LabelNames())
 		f.cache.SetPlain(sc.id.PlainBody(f.typ, metrics))
 	}
 	// Decode copied the state out of the record already.

@@ -48,8 +48,9 @@ func TestARestoredFamilyHasThePushedFamilysIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		pushed, restored := src.Group(k), dst.Group(k)
-		for name, pf := range pushed.families {
-			rf := restored.families[name]
+		for _, pf := range pushed.families {
+			name := pf.Name()
+			rf := restored.families.get(name)
 			if rf == nil {
 				t.Errorf("utf8Names=%v: family %q not restored", utf8Names, name)
 				continue
@@ -57,8 +58,8 @@ func TestARestoredFamilyHasThePushedFamilysIdentity(t *testing.T) {
 			if !slices.Equal(rf.series, pf.series) {
 				t.Errorf("utf8Names=%v %s: restored series %x, pushed %x", utf8Names, name, rf.series, pf.series)
 			}
-			if !slices.Equal(rf.labels, pf.labels) {
-				t.Errorf("utf8Names=%v %s: restored label names %q, pushed %q", utf8Names, name, rf.labels, pf.labels)
+			if !slices.Equal(rf.labelNames(), pf.labelNames()) {
+				t.Errorf("utf8Names=%v %s: restored label names %q, pushed %q", utf8Names, name, rf.labelNames(), pf.labelNames())
 			}
 			if rf.cache.Plain() != pf.cache.Plain() {
 				t.Errorf("utf8Names=%v %s: restored plain %v, pushed %v", utf8Names, name, rf.cache.Plain(), pf.cache.Plain())

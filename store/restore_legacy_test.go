@@ -100,7 +100,7 @@ func TestAStoreWritesEachFamilysBlockAsItHoldsIt(t *testing.T) {
 		t.Fatalf("%d families in the record, want 2", len(rec.Families))
 	}
 	for _, rf := range rec.Families {
-		f := g.families[rf.Name]
+		f := g.families.get(rf.Name)
 		if rf.Metrics != nil || !bytes.Equal(rf.Packed, f.packed) {
 			t.Errorf("family %s: record holds packed %v metrics %v, the family %v", rf.Name, rf.Packed, rf.Metrics, f.packed)
 		}

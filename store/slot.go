@@ -79,12 +79,12 @@ func (s *Store) reindex(gid string, old, next *Group) {
 		s.headGroups--
 	}
 	if old != nil {
-		for name, f := range old.families {
+		for _, f := range old.families {
 			var nf *Family
 			if next != nil {
-				nf = next.families[name]
+				nf = next.families.get(f.Name())
 			}
-			if nf == f || (nf != nil && f.hasSeries(nf.typ, nf.series, nf.labels)) {
+			if nf == f || (nf != nil && f.hasSeries(nf.typ, nf.series, nf.labelNames())) {
 				continue
 			}
 			s.series -= f.SeriesCount()
@@ -94,12 +94,12 @@ func (s *Store) reindex(gid string, old, next *Group) {
 	if next == nil {
 		return
 	}
-	for name, f := range next.families {
+	for _, f := range next.families {
 		var of *Family
 		if old != nil {
-			of = old.families[name]
+			of = old.families.get(f.Name())
 		}
-		if of == f || (of != nil && of.hasSeries(f.typ, f.series, f.labels)) {
+		if of == f || (of != nil && of.hasSeries(f.typ, f.series, f.labelNames())) {
 			continue
 		}
 		s.series += f.SeriesCount()
@@ -119,8 +119,9 @@ func (s *Store) publish(gid string, old, next *Group) {
 	}
 	s.published.Add(1)
 	if old != nil {
-		for name := range old.families {
-			if next != nil && next.families[name] != nil {
+		for _, f := range old.families {
+			name := f.Name()
+			if next != nil && next.families.get(name) != nil {
 				continue
 			}
 			if gone, ok := s.entries.Delete(Entry{name: name, gid: gid}); ok {
@@ -132,15 +133,16 @@ func (s *Store) publish(gid string, old, next *Group) {
 		delete(s.groups, gid)
 		return
 	}
-	for name, f := range next.families {
+	for _, f := range next.families {
+		name := f.Name()
 		var of *Family
 		if old != nil {
-			of = old.families[name]
+			of = old.families.get(name)
 		}
 		if of == f {
 			continue
 		}
-		same := of != nil && of.hasSeries(f.typ, f.series, f.labels)
+		same := of != nil && of.hasSeries(f.typ, f.series, f.labelNames())
 		if same && of.slot != nil && of.slot.live && s.shownBy(of.slot) == of {
 			sl := of.slot
 			f.slot = sl

@@ -45,7 +45,7 @@ func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T
 	first := slotOf(s, k, "g")
 
 	mustPush(t, s, k, Replace, "g 2\n", t0.Add(time.Second))
-	if got := slotOf(s, k, "g"); got != first || first.fam != s.Group(k).families["g"] {
+	if got := slotOf(s, k, "g"); got != first || first.fam != s.Group(k).families.get("g") {
 		t.Fatal("a same-series push with no snapshot open did not update its slot in place")
 	}
 
@@ -54,7 +54,7 @@ func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T
 	open := s.Snapshot()
 	before := textScrape(t, s.Snapshot())
 	mustPush(t, s, k, Replace, "g 3\n", t0.Add(2*time.Second))
-	if got := slotOf(s, k, "g"); got != first || first.fam == s.Group(k).families["g"] {
+	if got := slotOf(s, k, "g"); got != first || first.fam == s.Group(k).families.get("g") {
 		t.Fatal("a push while a snapshot is open changed the slot the snapshot reads")
 	}
 	// A snapshot taken now must show it: the update moves into a new slot.
@@ -78,7 +78,7 @@ func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T
 	open = s.Snapshot()
 	mustPush(t, s, k, Replace, "g 5\n", t0.Add(4*time.Second))
 	open.Release()
-	if got := slotOf(s, k, "g"); got != second || got.fam != s.Group(k).families["g"] {
+	if got := slotOf(s, k, "g"); got != second || got.fam != s.Group(k).families.get("g") {
 		t.Error("the update deferred while a snapshot was open was not applied in place at its release")
 	}
 	if v := gValue(t, s); v != 5 {
