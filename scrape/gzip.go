@@ -51,6 +51,8 @@ func (wr *Writer) writeGzip(w io.Writer, sn *store.Snapshot, f exposition.Format
 		return 0, fmt.Errorf("gzip scrape from cached segments: %s has no segments", f)
 	}
 	wr.noteGzipScrape(time.Now())
+	wr.gzipRunning.Add(1)
+	defer wr.gzipRunning.Add(-1)
 	dropProtobuf := sn.RenderState().StartScrape(f.Encoding())
 	out := pipewrite.NewWriter(w, wr.buffers)
 	n, err := wr.writeMember(out, sn, f, own, dropProtobuf, limits)

@@ -142,7 +142,7 @@ func (p *precompressor) pass(now time.Time) {
 	if at := p.wr.gzipAt.Load(); at == 0 || now.Sub(time.Unix(0, at)) > precompressActive {
 		return
 	}
-	if churning || p.idle && st.Published() == p.idleAt || p.atStart && now.Before(p.restUntil) {
+	if churning || p.wr.gzipRunning.Load() > 0 || p.idle && st.Published() == p.idleAt || p.atStart && now.Before(p.restUntil) {
 		return
 	}
 	p.sc.segments.From = &p.wr.compressors
@@ -163,7 +163,8 @@ func (p *precompressor) pass(now time.Time) {
 			p.name, p.gid, p.atStart = e.Name(), e.GroupID(), false
 			visited++
 			if p.precompress(e.Family(), enc, now, settle) || visited%256 == 0 {
-				outOfTime = time.Now().After(deadline)
+				// A gzip scrape that starts meanwhile ends the pass too.
+				outOfTime = time.Now().After(deadline) || p.wr.gzipRunning.Load() > 0
 			}
 			return !outOfTime && visited < precompressChunk
 		})

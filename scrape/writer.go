@@ -41,6 +41,10 @@ type Writer struct {
 	// background precompression works only while gzip scrapes happen, on
 	// bodies likely to outlive the next one (precompress.go).
 	gzipAt, gzipEvery atomic.Int64
+	// gzipRunning counts the gzip scrapes in progress: precompression
+	// steps aside while there are any, since the scrape builds the
+	// segments it needs itself and both would compress the same bodies.
+	gzipRunning atomic.Int32
 	// precompressed counts the text bytes Precompress compressed into
 	// segments (PrecompressedBytes).
 	precompressed atomic.Uint64
