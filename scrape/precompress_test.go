@@ -19,15 +19,22 @@ func precompressorOf(s *testStore) *precompressor {
 	return p
 }
 
-// scrapedWithPrecompressor returns a store of groups groups of the bench
-// payload pushed at at, after one gzip scrape, and a precompressor of it
-// with an unbounded budget.
-func scrapedWithPrecompressor(t *testing.T, groups int, at time.Time) (*testStore, *precompressor) {
+// pushedWithPrecompressor returns a store of groups groups of the bench
+// payload pushed at at, and a precompressor of it with an unbounded budget.
+func pushedWithPrecompressor(t *testing.T, groups int, at time.Time) (*testStore, *precompressor) {
 	t.Helper()
 	s := newStore(store.Options{})
 	pushPayload(t, s, groups, 0, at)
-	checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), defaultLimits())
 	return s, precompressorOf(s)
+}
+
+// scrapedWithPrecompressor is pushedWithPrecompressor after one gzip
+// scrape.
+func scrapedWithPrecompressor(t *testing.T, groups int, at time.Time) (*testStore, *precompressor) {
+	t.Helper()
+	s, p := pushedWithPrecompressor(t, groups, at)
+	checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), defaultLimits())
+	return s, p
 }
 
 // TestPrecompressionWaitsForAGzipScrapeThenCompressesEveryOldBody checks
@@ -36,9 +43,7 @@ func scrapedWithPrecompressor(t *testing.T, groups int, at time.Time) (*testStor
 // plain scrape and finds nothing new, so the store counts as calm.
 func TestPrecompressionWaitsForAGzipScrapeThenCompressesEveryOldBody(t *testing.T) {
 	now := time.Now()
-	s := newStore(store.Options{})
-	pushPayload(t, s, 30, 0, now.Add(-time.Hour))
-	p := precompressorOf(s)
+	s, p := pushedWithPrecompressor(t, 30, now.Add(-time.Hour))
 	p.pass(now)
 	if _, with, _ := segmentState(s); with != 0 || p.segments != 0 {
 		t.Fatalf("before any gzip scrape a pass built %d segments (%d families with one), want none", p.segments, with)
@@ -226,9 +231,7 @@ func TestPrecompressionBesidePushesAndScrapes(t *testing.T) {
 // first pass after one does not mistake a wave of pushes for calm.
 func TestPrecompressionKnowsTheChurnBeforeTheFirstGzipScrape(t *testing.T) {
 	now := time.Now()
-	s := newStore(store.Options{})
-	pushPayload(t, s, 10, 0, now.Add(-time.Hour))
-	p := precompressorOf(s)
+	s, p := pushedWithPrecompressor(t, 10, now.Add(-time.Hour))
 	p.pass(now)
 	pushPayload(t, s, 10, 1, now.Add(-time.Hour))
 	checkedGzipScrape(t, s, exposition.NewFormat(exposition.EncodingText), ownFamilies(), defaultLimits())
