@@ -47,6 +47,7 @@ func TestFlagValuesAreCheckedAtStart(t *testing.T) {
 		{"a telemetry path without a leading slash is refused", []string{"--web.telemetry-path=metrics"}, `--web.telemetry-path must start with "/"`},
 		{"more than one core for precompression is refused", []string{"--web.gzip-precompress-cpu=1.5"}, "--web.gzip-precompress-cpu must be between 0 and 1"},
 		{"a negative share for precompression is refused", []string{"--web.gzip-precompress-cpu=-0.1"}, "--web.gzip-precompress-cpu must be between 0 and 1"},
+		{"NaN for precompression is refused", []string{"--web.gzip-precompress-cpu=NaN"}, "--web.gzip-precompress-cpu must be between 0 and 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -129,7 +129,7 @@ func parseCommandLine(prog string, args []string, stdout, stderr io.Writer) (*co
 	if c.otlpSettings, err = c.otlp.settings(c.utf8Names); err != nil {
 		return nil, fmt.Errorf("invalid --otlp.* flags: %w", err)
 	}
-	if c.gzipPrecompressCPU < 0 || c.gzipPrecompressCPU > 1 {
+	if !(c.gzipPrecompressCPU >= 0 && c.gzipPrecompressCPU <= 1) { // NaN too
 		return nil, fmt.Errorf("--web.gzip-precompress-cpu must be between 0 and 1, got %g", c.gzipPrecompressCPU)
 	}
 	if c.persistenceInterval < 0 {
