@@ -97,6 +97,24 @@ func TestGzipScrapeDecodesLikeThePlainScrape(t *testing.T) {
 	}
 }
 
+// gunzipScrape returns the body of r, a gzip-compressed scrape, decoded by
+// Go's compress/gzip; it fails the test unless r says it is gzip.
+func gunzipScrape(t *testing.T, r response) []byte {
+	t.Helper()
+	if r.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", r.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(r.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
 // precompressedBytes returns the gateway's
 // pushgate_scrape_precompressed_bytes_total.
 func precompressedBytes(t *testing.T, g *gateway) float64 {
@@ -134,18 +152,7 @@ func TestGzipScrapesFindBodiesCompressedAhead(t *testing.T) {
 				t.Fatalf("with --web.gzip-precompress-cpu=%s, %v text bytes were precompressed", cpu, got)
 			}
 			plain := mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil)
-			z := mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil, "Accept-Encoding", "gzip")
-			if z.Header.Get("Content-Encoding") != "gzip" {
-				t.Fatalf("Content-Encoding %q, want gzip", z.Header.Get("Content-Encoding"))
-			}
-			zr, err := gzip.NewReader(bytes.NewReader(z.Body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, err := io.ReadAll(zr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			body := gunzipScrape(t, mustStatus(t, http.StatusOK, http.MethodGet, g.url("/metrics"), nil, "Accept-Encoding", "gzip"))
 			if want, have := pushedLines(string(plain.Body)), pushedLines(string(body)); want != have || !strings.Contains(have, "gz_total") {
 				t.Fatalf("gzip scrape after precompression decodes to\n%s\nwant\n%s", have, want)
 			}

@@ -105,11 +105,12 @@ type precompressor struct {
 	// would cost a few percent of a core for nothing.
 	restUntil time.Time
 	// history holds st.Published() at recent passes, oldest first, to
-	// tell how many groups changed in the last interval.
+	// tell how many groups changed within the settle time (churning).
 	history []published
 	sc      scratch
-	// segments and bytes count the segments built and their text bytes.
-	segments, bytes int64
+	// segments counts the segments built (the Writer counts their text
+	// bytes, PrecompressedBytes).
+	segments int64
 }
 
 // published is the count of changes of a store's served state at a time.
@@ -224,7 +225,6 @@ func (p *precompressor) precompress(f *store.Family, enc exposition.Encoding, no
 		return true
 	}
 	p.segments++
-	p.bytes += int64(tb.Size())
 	p.wr.precompressed.Add(uint64(tb.Size()))
 	return true
 }

@@ -78,11 +78,6 @@ func (sn *Snapshot) AscendFrom(name, gid string, fn func(Entry) bool) (stopped b
 	return stopped
 }
 
-// Published returns how many times the store's served state has changed
-// (a group added, replaced or removed): equal counts mean that a snapshot
-// taken at the second shows nothing a snapshot taken at the first did not.
-func (s *Store) Published() uint64 { return s.published.Load() }
-
 // HasFamily reports whether some group of the snapshot holds a family
 // named name.
 func (sn *Snapshot) HasFamily(name string) bool {

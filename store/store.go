@@ -154,6 +154,11 @@ func (s *Store) Stats() Stats {
 	return Stats{Groups: len(s.groups), Families: s.entries.Len(), Series: s.series}
 }
 
+// Published returns how many times the store's served state has changed
+// (a group added, replaced or removed): equal counts mean that a snapshot
+// taken at the second shows nothing a snapshot taken at the first did not.
+func (s *Store) Published() uint64 { return s.published.Load() }
+
 // SkippedFamilies returns how many times a scrape left a stored family (or
 // one of the gateway's own) out because it could not be rendered in the
 // scrape's format, so that the scrape stayed whole and valid. Pushes refuse
