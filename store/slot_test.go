@@ -20,7 +20,7 @@ import (
 func slotOf(s *Store, k groupkey.Key, name string) *slot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.entries.Get(Entry{name: name, gid: k.ID()})
+	e, ok := s.entries.Get(probe(name, k.ID()))
 	if !ok {
 		return nil
 	}

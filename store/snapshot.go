@@ -71,7 +71,7 @@ func (sn *Snapshot) Ascend(fn func(Entry) bool) {
 // and group, if there is one), until fn returns false. It reports whether
 // fn returned false.
 func (sn *Snapshot) AscendFrom(name, gid string, fn func(Entry) bool) (stopped bool) {
-	sn.entries.AscendGreaterOrEqual(Entry{name: name, gid: gid}, func(e Entry) bool {
+	sn.entries.AscendGreaterOrEqual(probe(name, gid), func(e Entry) bool {
 		stopped = !fn(e)
 		return !stopped
 	})
@@ -82,8 +82,8 @@ func (sn *Snapshot) AscendFrom(name, gid string, fn func(Entry) bool) (stopped b
 // named name.
 func (sn *Snapshot) HasFamily(name string) bool {
 	found := false
-	sn.entries.AscendGreaterOrEqual(Entry{name: name}, func(e Entry) bool {
-		found = e.name == name
+	sn.entries.AscendGreaterOrEqual(probe(name, ""), func(e Entry) bool {
+		found = e.Name() == name
 		return false
 	})
 	return found
