@@ -50,13 +50,14 @@ func (s *Store) HeadStates(key groupkey.Key) (map[string][]byte, Head) {
 	}
 	var states map[string][]byte
 	for _, f := range g.families {
-		if f.state == nil {
+		st := f.State()
+		if st == nil {
 			continue
 		}
 		if states == nil {
 			states = make(map[string][]byte)
 		}
-		states[f.Name()] = *f.state
+		states[f.Name()] = st
 	}
 	return states, h
 }
@@ -70,8 +71,8 @@ func (h *Head) holds(s *Store, gid string) bool {
 // State returns the state the push that stored the family gave it, or nil.
 // The bytes must not be modified.
 func (f *Family) State() []byte {
-	if f.state == nil {
+	if f.extra == nil {
 		return nil
 	}
-	return *f.state
+	return f.extra.state
 }

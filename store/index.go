@@ -213,9 +213,9 @@ func (ix *index) add(gid string, f *Family) {
 	name := f.Name()
 	e := ix.names[name]
 	if e == nil {
-		e = &nameEntry{typ: f.typ, series: makeSeriesOwners(len(f.series))}
+		e = &nameEntry{typ: f.Type(), series: makeSeriesOwners(len(f.series))}
 		ix.names[name] = e
-		ix.claim(name, f.typ)
+		ix.claim(name, f.Type())
 	}
 	e.groups++
 	for _, h := range f.series {
@@ -348,7 +348,7 @@ func (ix *index) checkClaims(name string, typ dto.MetricType, old, result family
 // typeOf names the type of a family the store or the push holds.
 func (ix *index) typeOf(name string, result familySet) string {
 	if f := result.get(name); f != nil {
-		return typeName(f.typ)
+		return typeName(f.Type())
 	}
 	if e := ix.names[name]; e != nil {
 		return typeName(e.typ)

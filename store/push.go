@@ -76,8 +76,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 			return 0, admission.Refusal(err)
 		}
 		if st := p.States[fams[i].Name()]; len(st) > 0 {
-			c := bytes.Clone(st)
-			fams[i].state = &c
+			fams[i].extra = newExtra(fams[i].labelNames(), bytes.Clone(st))
 		}
 	}
 	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)

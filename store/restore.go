@@ -148,8 +148,7 @@ func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScrat
 		}
 	}
 	f := &Family{
-		meta:     unique.Make(familyMeta{name: name, help: rf.Help, unit: rf.Unit}),
-		typ:      rf.Type,
+		meta:     unique.Make(familyMeta{name: name, help: rf.Help, unit: rf.Unit, typ: rf.Type}),
 		lastPush: groupcodec.UnixNanos(rf.LastPush),
 	}
 	if !sameIdentity(f, metrics, of, sc) {
@@ -160,15 +159,14 @@ func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScrat
 		if err != nil {
 			return nil, fmt.Errorf("decode family %q: %w", name, err)
 		}
-		f.labels = labelsRef(sc.id.LabelNames())
-		f.cache.SetPlain(sc.id.PlainBody(f.typ, metrics))
+		f.extra = newExtra(sc.id.LabelNames(), nil)
+		f.cache.SetPlain(sc.id.PlainBody(f.Type(), metrics))
 	}
 	// Decode copied the state out of the record already.
 	if len(rf.State) > 0 {
 		// Its own variable: a pointer into rec would keep the record, and
 		// the log's memory its blocks slice, alive.
-		st := rf.State
-		f.state = &st
+		f.extra = newExtra(f.labelNames(), rf.State)
 	}
 	if rf.Packed != nil {
 		f.packed = bytes.Clone(rf.Packed)
@@ -194,19 +192,24 @@ func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScrat
 // type carries exemplars, whether its labels or its exemplars made it so
 // is not known, and f's identity is derived instead.
 func sameIdentity(f *Family, metrics []byte, of *Family, sc *rebuildScratch) bool {
-	if of == nil || of.typ != f.typ {
+	if of == nil || of.Type() != f.Type() {
 		return false
 	}
 	plain := of.cache.Plain()
-	if !plain && seriesid.CarriesExemplars(f.typ) {
+	if !plain && seriesid.CarriesExemplars(f.Type()) {
 		return false
 	}
 	replaced, err := decodeBlock(&sc.replaced, of.packed)
 	if err != nil || !exposition.SameProtobufLabels(replaced, metrics) {
 		return false
 	}
-	f.series, f.labels = of.series, of.labels
-	f.cache.SetPlain(plain && seriesid.ExemplarNamesLegacy(f.typ, metrics))
+	f.series = of.series
+	if of.extra != nil && of.extra.state == nil {
+		f.extra = of.extra // never modified: shared
+	} else {
+		f.extra = newExtra(of.labelNames(), nil)
+	}
+	f.cache.SetPlain(plain && seriesid.ExemplarNamesLegacy(f.Type(), metrics))
 	return true
 }
 

@@ -96,7 +96,7 @@ func (s *Store) reindex(gid string, old, next *Group) {
 			if next != nil {
 				nf = next.families.get(f.Name())
 			}
-			if nf == f || (nf != nil && f.hasSeries(nf.typ, nf.series, nf.labelNames())) {
+			if nf == f || (nf != nil && f.hasSeries(nf.Type(), nf.series, nf.labelNames())) {
 				continue
 			}
 			s.series -= f.SeriesCount()
@@ -111,7 +111,7 @@ func (s *Store) reindex(gid string, old, next *Group) {
 		if old != nil {
 			of = old.families.get(f.Name())
 		}
-		if of == f || (of != nil && of.hasSeries(f.typ, f.series, f.labelNames())) {
+		if of == f || (of != nil && of.hasSeries(f.Type(), f.series, f.labelNames())) {
 			continue
 		}
 		s.series += f.SeriesCount()
@@ -154,7 +154,7 @@ func (s *Store) publish(gid string, old, next *Group) {
 		if of == f {
 			continue
 		}
-		same := of != nil && of.hasSeries(f.typ, f.series, f.labelNames())
+		same := of != nil && of.hasSeries(f.Type(), f.series, f.labelNames())
 		if same && of.slot != nil && of.slot.live && s.shownBy(of.slot) == of {
 			sl := of.slot
 			f.slot = sl
