@@ -17,8 +17,9 @@ const (
 	PushFailureTimeName = admission.PushFailureTimeName
 )
 
-// prepare runs a push's stateless admission stages (admission.Check) under
-// the store's name rules and seed.
-func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim limits.Limits, seed maphash.Seed) ([]admission.Family, error) {
-	return admission.Check(key, families, admission.Options{UTF8Names: utf8Names, Limits: lim, Seed: seed})
+// prepare runs a push's stateless admission stages (admission.CheckWith,
+// with the buffers sc, nil for fresh ones) under the store's name rules and
+// seed.
+func prepare(key groupkey.Key, families []*dto.MetricFamily, utf8Names bool, lim limits.Limits, seed maphash.Seed, sc *admission.Scratch) ([]admission.Family, error) {
+	return admission.CheckWith(key, families, admission.Options{UTF8Names: utf8Names, Limits: lim, Seed: seed}, sc)
 }

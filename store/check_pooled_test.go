@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,14 +39,15 @@ func shifted(body string) string {
 }
 
 // pushPooled pushes text through exposition.Decode and releases the decoded
-// memory as web/push.go does, right after Push.
-func pushPooled(t *testing.T, s *Store, key groupkey.Key, body string) error {
+// memory as web/push.go does, right after a Disposable Push.
+func pushPooled(t testing.TB, s *Store, key groupkey.Key, body string) error {
 	t.Helper()
 	d, err := exposition.Decode(strings.NewReader(body), "", exposition.DecodeOptions{})
 	if err != nil {
-		t.Fatalf("decode: %v", err)
+		t.Errorf("decode: %v", err)
+		return err
 	}
-	_, err = s.Push(context.Background(), Push{Key: key, Method: Replace, Families: d.Families, Time: time.Now()})
+	_, err = s.Push(context.Background(), Push{Key: key, Method: Replace, Families: d.Families, Time: time.Now(), Disposable: true})
 	d.Release()
 	return err
 }
@@ -70,8 +73,13 @@ func TestStoreKeepsNothingOfAReleasedPush(t *testing.T) {
 		}
 		// The same shape and length with other names and values, so that
 		// it parses and fills the arenas the push used.
-		scribble(t, strings.NewReplacer("pooled", "qppmfe", "main", "xxxx", "abc123", "zzz999", "load", "save",
-			"Which build ran.", "Other text here!", "} 3", "} 7", "} 4", "} 8", "2.5", "9.5").Replace(body))
+		other := strings.NewReplacer("pooled", "qppmfe", "main", "xxxx", "abc123", "zzz999", "load", "save",
+			"Which build ran.", "Other text here!", "} 3", "} 7", "} 4", "} 8", "2.5", "9.5").Replace(body)
+		scribble(t, other)
+		// Another push refills the label buffers admission reused.
+		if err := pushPooled(t, s, storetest.Key("job", "b"), other); err != nil {
+			t.Fatal(err)
+		}
 		text, _ := scrape(t, s)
 		for _, line := range want {
 			if !strings.Contains(text, line+"\n") {
@@ -117,5 +125,42 @@ func TestRejectionsOutliveTheReleasedPush(t *testing.T) {
 				t.Errorf("the error changed once the push's memory was reused:\n was %q\n now %q", before, after)
 			}
 		})
+	}
+}
+
+// TestDisposablePushesKeepTheirOwnLabels pushes from several goroutines at
+// once, each a series labelled with its own group, through the reused
+// admission buffers of Disposable pushes: every group must serve its own
+// labels and value (under -race, two pushes sharing a buffer are a race).
+func TestDisposablePushesKeepTheirOwnLabels(t *testing.T) {
+	s := New(Options{})
+	const workers, rounds = 4, 50
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				body := fmt.Sprintf("owned{worker=\"w%d\",round=\"r%d\",pad=\"%s\"} %d\n", w, r, strings.Repeat("x", r), w*1000+r)
+				if err := pushPooled(t, s, storetest.Key("job", fmt.Sprintf("w%d", w), "instance", fmt.Sprintf("r%d", r)), body); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	text, fams := scrape(t, s)
+	for w := range workers {
+		for r := range rounds {
+			labels := map[string]string{"job": fmt.Sprintf("w%d", w), "instance": fmt.Sprintf("r%d", r),
+				"worker": fmt.Sprintf("w%d", w), "round": fmt.Sprintf("r%d", r), "pad": strings.Repeat("x", r)}
+			if v, ok := storetest.Value(fams, "owned", labels); !ok || v != float64(w*1000+r) {
+				t.Fatalf("worker %d round %d: got %v (found %v), want %d:\n%s", w, r, v, ok, w*1000+r, text)
+			}
+		}
+	}
+	if n := len(fams["owned"].GetMetric()); n != workers*rounds {
+		t.Fatalf("%d series, want %d", n, workers*rounds)
 	}
 }

@@ -103,6 +103,8 @@ type scratch struct {
 	// id derives the time families' identity (seriesid.Family keeps its
 	// buffer across uses).
 	id seriesid.Family
+	// check holds admission's buffers for a Disposable push.
+	check admission.Scratch
 }
 
 // newFamily builds a stored family from a prepared (sanitized, validated)

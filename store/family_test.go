@@ -50,7 +50,7 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 	for i, mf := range pushed {
 		want[i] = proto.Clone(mf).(*dto.MetricFamily)
 	}
-	prepared, err := prepare(storetest.Key("job", "j"), pushed, false, limits.Limits{}, New(Options{}).seed)
+	prepared, err := prepare(storetest.Key("job", "j"), pushed, false, limits.Limits{}, New(Options{}).seed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestPreparedPlainIsLegacyNames(t *testing.T) {
 				if err != nil {
 					t.Fatalf("decode %q: %v", body, err)
 				}
-				prepared, err := prepare(groupkey.New(km), decoded.Families, utf8Names, limits.Limits{}, maphash.MakeSeed())
+				prepared, err := prepare(groupkey.New(km), decoded.Families, utf8Names, limits.Limits{}, maphash.MakeSeed(), nil)
 				if err != nil {
 					continue // Refused under the legacy rules: nothing to render.
 				}

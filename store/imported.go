@@ -50,7 +50,7 @@ func (s *Store) Import(g ImportedGroup) error {
 	}
 	// No limits: a group already acknowledged is never dropped because a
 	// limit was lowered since; the running totals still count it.
-	prepared, err := prepare(g.Key, mfs, s.opts.UTF8Names, limits.Limits{}, s.seed)
+	prepared, err := prepare(g.Key, mfs, s.opts.UTF8Names, limits.Limits{}, s.seed, nil)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,10 @@ type Push struct {
 	// still in the head state HeadStates returned it with; otherwise it
 	// fails with ErrHeadChanged and changes nothing.
 	Expect *Head
+	// Disposable promises that Families are not read once Push returns:
+	// the store may then leave their label sets in buffers it reuses
+	// (admission.CheckWith) instead of allocating them for every push.
+	Disposable bool
 }
 
 // Push applies a push. It is checked against the head (committed and pending
@@ -63,14 +67,18 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 // push is an *admission.Error.
 func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	p.Families = s.dropTimeFamilies(p.Key, p.Families)
-	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed)
+	sc := s.render.scratch()
+	defer s.render.putScratch(sc)
+	var checkScratch *admission.Scratch
+	if p.Disposable {
+		checkScratch = &sc.check
+	}
+	prepared, err := prepare(p.Key, p.Families, s.opts.UTF8Names, s.opts.Limits, s.seed, checkScratch)
 	if err != nil {
 		return 0, err
 	}
 	fams := make([]*Family, len(prepared))
 	enc := s.render.encoding()
-	sc := s.render.scratch()
-	defer s.render.putScratch(sc)
 	for i, pf := range prepared {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
 			return 0, admission.Refusal(err)

@@ -29,6 +29,7 @@ func (rs *renderState) scratch() *scratch {
 // putScratch returns push buffers for reuse, unless one grew past
 // render.MaxScratch.
 func (rs *renderState) putScratch(sc *scratch) {
+	sc.check.Reset()
 	if cap(sc.body) > render.MaxScratch || cap(sc.packed) > render.MaxScratch || sc.text.Oversized() {
 		return
 	}

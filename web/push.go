@@ -71,6 +71,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		Families:    decoded.Families,
 		Time:        start,
 		KnownFields: decoded.KnownFields,
+		Disposable:  true,
 	})
 	decoded.Release()
 	if err != nil {
