@@ -79,11 +79,14 @@ func (c *Cache) Protobuf(src Source) ([]byte, error) {
 }
 
 // DropProtobuf forgets the protobuf bytes Protobuf kept, so that a gateway
-// no longer scraped by protobuf holds only the compressed ones.
-func (c *Cache) DropProtobuf() {
-	if c.unpacked.Load() != nil {
+// no longer scraped by protobuf holds only the compressed ones, and returns
+// how many bytes it forgot.
+func (c *Cache) DropProtobuf() int {
+	if b := c.unpacked.Load(); b != nil {
 		c.unpacked.Store(nil)
+		return len(*b)
 	}
+	return 0
 }
 
 // Body returns the body of src in fm, rendered from its protobuf bytes:

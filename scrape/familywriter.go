@@ -38,6 +38,8 @@ type familyWriter struct {
 	// dropProtobuf is set for a text scrape after a protobuf one: the
 	// families' decompressed protobuf bytes are dropped as it passes.
 	dropProtobuf bool
+	// dropped counts the protobuf bytes the scrape dropped (releaser).
+	dropped int
 	// touched keeps the touching loads from being optimised away.
 	touched byte
 	// skipped counts the families left out because they could not be
@@ -198,7 +200,7 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 			continue
 		}
 		if fw.dropProtobuf {
-			c.DropProtobuf()
+			fw.dropped += c.DropProtobuf()
 		}
 		switch {
 		case c.Plain() && protobuf:

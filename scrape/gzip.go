@@ -79,6 +79,7 @@ func (wr *Writer) writeMember(out *pipewrite.Writer, sn *store.Snapshot, f expos
 	fw.sc.segments.From = &wr.compressors
 	defer fw.sc.segments.Release()
 	err = fw.write(own)
+	wr.release.dropped(fw.dropped, time.Now())
 	if err == nil {
 		err = gz.Close()
 	}

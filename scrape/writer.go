@@ -11,7 +11,9 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -48,6 +50,8 @@ type Writer struct {
 	// precompressed counts the text bytes Precompress compressed into
 	// segments (PrecompressedBytes).
 	precompressed atomic.Uint64
+	// release hands the memory of dropped protobuf bytes back to the OS.
+	release releaser
 }
 
 // PrecompressedBytes returns how many text bytes background precompression
@@ -60,6 +64,7 @@ func NewWriter() *Writer {
 		// Three scrapes' worth of idle output buffers (a pipewrite.Writer
 		// fills three in turn).
 		buffers: pipewrite.NewPool(9),
+		release: releaser{min: releaseMin, every: releaseEvery, free: debug.FreeOSMemory},
 	}
 }
 
@@ -85,6 +90,7 @@ func (wr *Writer) Write(w io.Writer, sn *store.Snapshot, f exposition.Format, ow
 	defer wr.putGatherBuffers(fw.gather)
 	err := fw.write(own)
 	fw.reportSkipped()
+	wr.release.dropped(fw.dropped, time.Now())
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
