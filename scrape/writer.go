@@ -9,9 +9,9 @@ package scrape
 
 import (
 	"io"
+	"runtime/debug"
 	"sort"
 	"sync"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
