@@ -73,19 +73,27 @@ type Scratch struct {
 	out    []Family
 }
 
-// maxScratchLabels bounds the label buffer a Scratch keeps (1 MiB), so that
-// one huge push does not pin its memory.
-const maxScratchLabels = 1 << 17
+// The largest buffers a Scratch keeps (1 MiB each), so that one huge push
+// does not pin its memory.
+const (
+	maxScratchLabels   = 1 << 17
+	maxScratchFamilies = 1 << 14
+)
 
 // Reset forgets what the last Check put in sc, so that a kept Scratch does
-// not keep the push's memory alive, and drops a buffer grown past the bound.
+// not keep the push's memory alive, and drops a buffer grown past its
+// bound. It clears the label pairs the last Check used, not the whole
+// buffer, which one large push may have grown far past what the next ones
+// use; the result's entries are few and cleared to their capacity, since
+// the caller may have appended to it.
 func (sc *Scratch) Reset() {
-	clear(sc.labels[:cap(sc.labels)])
+	clear(sc.labels)
 	clear(sc.out[:cap(sc.out)])
+	sc.labels, sc.out = sc.labels[:0], sc.out[:0]
 	if cap(sc.labels) > maxScratchLabels {
 		sc.labels = nil
 	}
-	if cap(sc.out) > maxScratchLabels {
+	if cap(sc.out) > maxScratchFamilies {
 		sc.out = nil
 	}
 }
@@ -147,6 +155,8 @@ func check(key groupkey.Key, families []*dto.MetricFamily, opts Options, sc *Scr
 	// applies to families it restores or replicates.
 	var id seriesid.Family
 	out := sc.out[:0]
+	// What was used, refused pushes included, is what Reset clears.
+	defer func() { sc.labels, sc.out = slab, out }()
 	for _, mf := range families {
 		name := mf.GetName()
 		if name == PushTimeName || name == PushFailureTimeName {

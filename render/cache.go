@@ -23,8 +23,8 @@ import (
 // per family was 7.2 MB of the 106 MB heap at 10,000 groups, and one more
 // cache miss per family per scrape. Its fields are those the family held
 // itself before they moved here, in the same order, so moving them changed
-// neither the family's layout nor its size (a family is 128 bytes now). It must not
-// be copied once used.
+// neither the family's layout nor its size (a family is 128 bytes now). It
+// must not be copied once used.
 type Cache struct {
 	// pushed is the text or OpenMetrics body the push rendered, in the
 	// encoding last scraped, so that a scrape of unchanged data copies

@@ -162,10 +162,9 @@ func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScrat
 		f.extra = newExtra(sc.id.LabelNames(), nil)
 		f.cache.SetPlain(sc.id.PlainBody(f.Type(), metrics))
 	}
-	// Decode copied the state out of the record already.
+	// Decode copied the state out of the record already, so keeping it
+	// keeps neither the record nor the log's memory alive.
 	if len(rf.State) > 0 {
-		// Its own variable: a pointer into rec would keep the record, and
-		// the log's memory its blocks slice, alive.
 		f.extra = newExtra(f.labelNames(), rf.State)
 	}
 	if rf.Packed != nil {
