@@ -214,10 +214,14 @@ func TestAnotherReplicaTakesWritesWhenTheLeaderDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.kill(firstLog)
-	eventually(t, "the second replica leads", func() bool { return second.Status().Leading })
-	if first.Status().Leading {
+	// The dead replica's term ended with its session: the log refuses its
+	// writes at once, whatever its status says until its campaign loop
+	// notices.
+	if err := push(t, first, "late"); err == nil {
 		t.Error("the dead replica still admits writes")
 	}
+	eventually(t, "the second replica leads", func() bool { return second.Status().Leading })
+	eventually(t, "the dead replica stops reporting that it leads", func() bool { return !first.Status().Leading })
 	if err := push(t, second, "b"); err != nil {
 		t.Fatal(err)
 	}
