@@ -72,6 +72,9 @@ type textRef struct {
 // ready to use.
 type Scratch struct {
 	body, packed []byte
+	// metrics takes a family's protobuf bytes, decompressed to render
+	// them.
+	metrics []byte
 }
 
 // MaxScratch is the largest buffer a pooled Scratch should keep, so that
@@ -81,7 +84,7 @@ const MaxScratch = 1 << 20
 // Oversized reports whether sc holds a buffer larger than MaxScratch, and
 // so should not be pooled.
 func (sc *Scratch) Oversized() bool {
-	return cap(sc.body) > MaxScratch || cap(sc.packed) > MaxScratch
+	return cap(sc.body) > MaxScratch || cap(sc.packed) > MaxScratch || cap(sc.metrics) > MaxScratch
 }
 
 // Fill fills an empty cache at push time, and returns the copy of pb (the

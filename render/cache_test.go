@@ -19,16 +19,20 @@ type testFamily struct {
 	mf     *dto.MetricFamily
 	packed []byte
 	cache  Cache
-	// decodes counts Decode calls.
+	// decodes counts the renders from the protobuf bytes: only they read
+	// the family's HELP text through the Source.
 	decodes int
 }
 
-func (f *testFamily) Name() string   { return f.mf.GetName() }
-func (f *testFamily) Packed() []byte { return f.packed }
-func (f *testFamily) Decode() (*dto.MetricFamily, error) {
+func (f *testFamily) Name() string { return f.mf.GetName() }
+func (f *testFamily) Help() string {
 	f.decodes++
-	return f.mf, nil
+	return f.mf.GetHelp()
 }
+func (f *testFamily) Unit() string         { return f.mf.GetUnit() }
+func (f *testFamily) Type() dto.MetricType { return f.mf.GetType() }
+func (f *testFamily) Packed() []byte       { return f.packed }
+func (f *testFamily) Cache() *Cache        { return &f.cache }
 
 // newTestFamily fills a family's cache as a push after a scrape in enc does.
 func newTestFamily(t *testing.T, plain bool, enc exposition.Encoding) *testFamily {

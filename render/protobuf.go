@@ -13,13 +13,17 @@ import (
 // store.Family is one. The cache's methods that render or decompress take
 // the family they belong to as a Source.
 type Source interface {
-	// Name returns the family's name, for errors.
+	// Name, Help, Unit and Type return the family's name, HELP text,
+	// unit and type.
 	Name() string
+	Help() string
+	Unit() string
+	Type() dto.MetricType
 	// Packed returns the s2 block of the family's protobuf bytes (the
 	// repeated field 4 of MetricFamily); it must not be modified.
 	Packed() []byte
-	// Decode returns the family as a new dto object.
-	Decode() (*dto.MetricFamily, error)
+	// Cache returns the family's render cache.
+	Cache() *Cache
 }
 
 // ProtobufCached returns the family's protobuf bytes as an earlier
@@ -93,13 +97,32 @@ func (c *Cache) DropProtobuf() int {
 // the way to a body no cache holds (a family that is not plain, whose body
 // depends on the scrape's escaping scheme).
 func Body(src Source, fm exposition.Format) ([]byte, error) {
-	mf, err := src.Decode()
-	if err != nil {
-		return nil, err
+	var sc Scratch
+	return src.Cache().appendStored(nil, src, fm, &sc)
+}
+
+// appendStored appends the body of src (the family c belongs to) in fm to
+// dst, rendered from its protobuf bytes: those a protobuf scrape cached, or
+// its s2 block decompressed into sc.
+func (c *Cache) appendStored(dst []byte, src Source, fm exposition.Format, sc *Scratch) ([]byte, error) {
+	metrics, ok := c.ProtobufCached()
+	if !ok {
+		n, err := c.ProtobufLen(src)
+		if err != nil {
+			return dst, err
+		}
+		if cap(sc.metrics) < n {
+			sc.metrics = make([]byte, n)
+		}
+		if metrics, err = s2.Decode(sc.metrics[:n], src.Packed()); err != nil {
+			return dst, fmt.Errorf("decompress stored family %q: %w", src.Name(), err)
+		}
 	}
-	b, err := exposition.AppendBody(nil, mf, fm)
+	dst, err := exposition.AppendStoredBody(dst, exposition.StoredFamily{
+		Name: src.Name(), Help: src.Help(), Unit: src.Unit(), Type: src.Type(), Metrics: metrics,
+	}, fm)
 	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", src.Name(), err)
+		return dst, fmt.Errorf("render family %q: %w", src.Name(), err)
 	}
-	return b, nil
+	return dst, nil
 }

@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/pushgate/pushgate/exposition"
@@ -84,13 +83,10 @@ func (c *Cache) Text(src Source, enc exposition.Encoding, sc *Scratch) (*TextBod
 		}
 		return tb, nil
 	}
-	mf, err := src.Decode()
+	var err error
+	sc.body, err = c.appendStored(sc.body[:0], src, exposition.NewFormat(enc), sc)
 	if err != nil {
 		return nil, err
-	}
-	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
-	if err != nil {
-		return nil, fmt.Errorf("render family %q: %w", src.Name(), err)
 	}
 	tb := &TextBody{enc: enc, size: len(sc.body), packed: bytes.Clone(EncodeInto(&sc.packed, sc.body))}
 	c.text.Store(tb)
