@@ -121,6 +121,11 @@ func TestTextAndProtobufBodiesAreCachedApart(t *testing.T) {
 	if n := cached(exposition.EncodingText); n != replaced {
 		t.Fatalf("a push into a never scraped store rendered %d text bodies, want %d: pushes render text 0.0.4 by default", n, replaced)
 	}
+	// A text scrape reads them, so that pushes go on rendering text after
+	// a protobuf scrape (render.State.RenderText).
+	if _, err := s.Snapshot().write(io.Discard, exposition.NewFormat(exposition.EncodingText), nil); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Snapshot().write(io.Discard, exposition.NewFormat(exposition.EncodingProtobuf), nil); err != nil {
 		t.Fatal(err)
 	}

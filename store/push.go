@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/admission"
+	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 )
@@ -79,6 +80,10 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	}
 	fams := make([]*Family, len(prepared))
 	enc := s.render.encoding()
+	if !s.render.RenderText(p.Time) {
+		// The protobuf encoding renders no text body (render.Cache.Fill).
+		enc = exposition.EncodingProtobuf
+	}
 	for i, pf := range prepared {
 		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
 			return 0, admission.Refusal(err)
