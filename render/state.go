@@ -29,7 +29,10 @@ type State struct {
 	// 0 for never): see RenderText.
 	scraped atomic.Bool
 	textAt  atomic.Int64
-	logger  *slog.Logger
+	// textScrapes counts the text and OpenMetrics scrapes started
+	// (TextScrapes).
+	textScrapes atomic.Uint64
+	logger      *slog.Logger
 }
 
 // SetLogger makes ReportSkipped log to l. Call it before the state is
@@ -58,8 +61,14 @@ func (st *State) StartScrape(enc exposition.Encoding) (dropProtobuf bool) {
 		st.enc.Store(int32(enc))
 	}
 	st.textAt.Store(time.Now().UnixNano())
+	st.textScrapes.Add(1)
 	return st.protobufCached.Swap(false)
 }
+
+// TextScrapes returns how many text and OpenMetrics scrapes have started:
+// a push that finds the count grew since the group's previous push knows
+// that a scrape may have read the bodies that push rendered.
+func (st *State) TextScrapes() uint64 { return st.textScrapes.Load() }
 
 // TextWindow is how long after the last text or OpenMetrics scrape pushes
 // go on rendering text bodies (RenderText): longer than any scrape

@@ -28,6 +28,10 @@ type Group struct {
 	// failReason is the one-line reason of the last rejected push, kept
 	// with failTime.
 	failReason string
+	// textScrapes is render.State.TextScrapes as the push that made the
+	// group began (0 for a restored or applied group): see
+	// Store.renderAtPush.
+	textScrapes uint64
 }
 
 // Key returns the group's grouping key.
@@ -88,7 +92,7 @@ func (g *Group) SeriesCount() int {
 
 // clone returns a copy of g with its own family set, sharing the families.
 func (g *Group) clone() *Group {
-	return &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: g.families.clone(0)}
+	return &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: g.families.clone(0), textScrapes: g.textScrapes}
 }
 
 // unixSeconds converts t to the float the timestamp families carry: t as

@@ -58,7 +58,9 @@ func TestNewFamilyStoresWhatItCannotRenderInTheEncodingLastScraped(t *testing.T)
 // its pushes' text bodies; once scraped, it renders them only while a text
 // or OpenMetrics scrape started within render.TextWindow, so a gateway
 // scraped only with protobuf renders none, and a text scrape makes pushes
-// render again, in its encoding.
+// render again, in its encoding. Within the window, a push renders only
+// when a text scrape started since the group's last push: bodies replaced
+// unread are not rendered again until a scrape reads them.
 func TestPushesRenderTextOnlyWhileTextIsScraped(t *testing.T) {
 	s := New(Options{})
 	key := storetest.Key("job", "j")
@@ -100,12 +102,18 @@ func TestPushesRenderTextOnlyWhileTextIsScraped(t *testing.T) {
 	if _, _, enc := s.Group(key).Families()[0].Cache().Pushed(); enc != exposition.EncodingOpenMetrics {
 		t.Errorf("the push rendered %s, want the encoding last scraped", enc)
 	}
-	scrape(exposition.EncodingProtobuf)
-	push("4", now.Add(time.Minute))
-	if got := rendered(); !got["m"] {
-		t.Error("a push a minute after an OpenMetrics scrape rendered no body")
+	push("4", now)
+	if got := rendered(); got["m"] || got[PushTimeName] {
+		t.Errorf("a push replacing bodies no scrape started after rendered %v, want neither m nor %s", got, PushTimeName)
 	}
-	push("5", time.Now().Add(render.TextWindow+time.Minute))
+	scrape(exposition.EncodingOpenMetrics)
+	scrape(exposition.EncodingProtobuf)
+	push("5", now.Add(time.Minute))
+	if got := rendered(); !got["m"] {
+		t.Error("a push a minute after an OpenMetrics scrape, which read the last push, rendered no body")
+	}
+	scrape(exposition.EncodingText)
+	push("6", time.Now().Add(render.TextWindow+time.Minute))
 	if got := rendered(); got["m"] {
 		t.Errorf("a push more than %v after the last text scrape rendered a body", render.TextWindow)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
@@ -28,11 +29,16 @@ func (w *discardWriter) WriteHeader(code int)        { w.code = code }
 
 // BenchmarkPush measures a checked PUT of the batch-job payload through the
 // handler, body decoding included, into a store of 1,000 groups: the bytes
-// and allocations per push are what the garbage collector pays for.
+// and allocations per push are what the garbage collector pays for. With
+// scraped=yes a text scrape is marked as started before each push, so that the
+// push renders its text bodies (store's renderAtPush); without, the pushes
+// replace bodies no scrape read and render none, as pushes faster than
+// scrapes do.
 func BenchmarkPush(b *testing.B) {
 	const groups = 1000
-	for _, format := range []string{"text", "protobuf"} {
-		b.Run("format="+format, func(b *testing.B) {
+	for _, c := range []struct{ format, scraped string }{{"text", "no"}, {"protobuf", "no"}, {"text", "yes"}, {"protobuf", "yes"}} {
+		format := c.format
+		b.Run("format="+format+"/scraped="+c.scraped, func(b *testing.B) {
 			st := store.New(store.Options{})
 			h, err := New(st, prometheus.NewRegistry(), Options{TelemetryPath: "/metrics"})
 			if err != nil {
@@ -61,11 +67,18 @@ func BenchmarkPush(b *testing.B) {
 			for i := range targets {
 				targets[i] = fmt.Sprintf("/metrics/job/%s/instance/i%d", payload.Job, i)
 			}
+			// The store's render state, which a scrape marks as it starts.
+			sn := st.Snapshot()
+			rs := sn.RenderState()
+			sn.Release()
 			w := &discardWriter{header: http.Header{}}
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bodies[0])))
 			i := 0
 			for b.Loop() {
+				if c.scraped == "yes" {
+					rs.StartScrape(exposition.EncodingText)
+				}
 				r, err := http.NewRequestWithContext(ctx, http.MethodPut, targets[i%groups], bytes.NewReader(bodies[i%len(bodies)]))
 				if err != nil {
 					b.Fatal(err)
