@@ -143,11 +143,11 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 
 // renderAtPush reports whether a push at now to group gid, begun when
 // textScrapes text scrapes had started (render.State.TextScrapes), renders
-// its families' text bodies (render.Cache.Fill). It does while pushes
-// render text at all (render.State.RenderText), for a new group, and when
-// a text scrape started since the group's last push, and so probably read
-// the bodies that push rendered. Otherwise the push replaces bodies no
-// scrape read, and its own would likely go unread too: the next text scrape
+// its families' text bodies (render.Cache.Fill): when pushes render text
+// at all (render.State.RenderText) and either the group is new or a text
+// scrape started since the group's last push, and so probably read the
+// bodies that push rendered. Otherwise the push replaces bodies no scrape
+// read, and its own would likely go unread too: the next text scrape
 // renders the last push's bodies once, from their protobuf bytes
 // (render.Cache.Text), with the same bytes, instead of every push
 // rendering them. Pushes that come faster than scrapes thus render about
