@@ -196,3 +196,20 @@ func TestReportSkippedCountsTheFamiliesLeftOut(t *testing.T) {
 		t.Errorf("Skipped = %d, want 2", got)
 	}
 }
+
+func TestHasTextSaysWhetherTextWouldRender(t *testing.T) {
+	f := newTestFamily(t, true, exposition.EncodingText)
+	if !f.cache.HasText(exposition.EncodingText) || f.cache.HasText(exposition.EncodingOpenMetrics) {
+		t.Error("a family pushed after a text scrape: want a text body and no OpenMetrics one")
+	}
+	if _, err := f.cache.Text(f, exposition.EncodingOpenMetrics, &Scratch{}); err != nil {
+		t.Fatal(err)
+	}
+	if !f.cache.HasText(exposition.EncodingOpenMetrics) {
+		t.Error("after Text rendered OpenMetrics, HasText says there is none")
+	}
+	unrendered := newTestFamily(t, true, exposition.EncodingProtobuf)
+	if unrendered.cache.HasText(exposition.EncodingText) {
+		t.Error("a family the push rendered no body for has a text body")
+	}
+}

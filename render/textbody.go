@@ -93,6 +93,15 @@ func (c *Cache) Text(src Source, enc exposition.Encoding, sc *Scratch) (*TextBod
 	return tb, nil
 }
 
+// HasText reports whether the cache holds a body of the family in enc, so
+// that Text returns it without rendering.
+func (c *Cache) HasText(enc exposition.Encoding) bool {
+	if tb := c.text.Load(); tb != nil && tb.enc == enc {
+		return true
+	}
+	return c.pushed.packed != nil && exposition.Encoding(c.pushed.enc) == enc
+}
+
 // CacheSegment returns tb, a body of the cache, with seg, the DEFLATE
 // segment of its text, and caches that unless the cache moved on
 // meanwhile. A concurrent scrape may do the same work; the cache keeps one

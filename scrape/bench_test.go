@@ -17,7 +17,8 @@ import (
 // BenchmarkScrape measures rendering 10k groups in each format to a
 // discarding writer, after a first scrape warmed the caches; "text changed"
 // pushes 100 groups (1%) anew before each scrape, so their families render
-// again; "gzip first" pushes every group anew before each scrape (no
+// again; "text repushed" pushes 1,000 groups twice before each scrape,
+// so the scrape renders their bodies from the stored bytes; "gzip first" pushes every group anew before each scrape (no
 // segment, not seen by a gzip scrape), the cost of the first gzip scrape
 // after a fill; "gzip second" does the same and then takes one gzip scrape
 // untimed, which marks the bodies seen, so the scrape measured builds
@@ -53,6 +54,21 @@ func BenchmarkScrape(b *testing.B) {
 				k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", g)})
 				if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(g, i+1), Time: time.Now()}); err != nil {
 					b.Fatal(err)
+				}
+			}
+		}},
+		{name: "text repushed", f: text, before: func(i int) {
+			// 1,000 groups (10%) pushed twice: the second push renders no
+			// text, as no scrape read the first one's, so the scrape
+			// renders them (with a prerenderer beside it).
+			for range 2 {
+				ctx := context.Background()
+				for j := 0; j < 1000; j++ {
+					g := (i*1000 + j) % 10_000
+					k := groupkey.New(map[string]string{"job": "bench", "instance": fmt.Sprintf("i%d", g)})
+					if _, err := s.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(g, i+1), Time: time.Now()}); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 		}},

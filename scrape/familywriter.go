@@ -35,6 +35,9 @@ type familyWriter struct {
 	buf    []byte
 	gather *gatherBuffers
 	sc     scratch
+	// preScratch is the prerenderer's (one at a time: writeRun waits for
+	// it).
+	preScratch render.Scratch
 	// dropProtobuf is set for a text scrape after a protobuf one: the
 	// families' decompressed protobuf bytes are dropped as it passes.
 	dropProtobuf bool
@@ -187,7 +190,16 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 	}
 	enc := fw.f.Encoding()
 	protobuf := enc == exposition.EncodingProtobuf
+	var pre *prerenderer
+	defer func() {
+		if pre != nil {
+			pre.wait()
+		}
+	}()
 	for i := range run {
+		if pre != nil {
+			pre.reached(i)
+		}
 		if i%gatherAhead == 0 {
 			fw.touchSlots(run[i:min(i+gatherAhead, len(run))], protobuf || fw.gz != nil)
 		}
@@ -224,6 +236,9 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 			parts = append(parts, part{kind: partProtobuf, fam: f})
 			total += n
 		case c.Plain() && !protobuf:
+			if pre == nil && len(run)-i > prerenderMin && !c.HasText(enc) {
+				pre = startPrerender(run, i, enc, &fw.preScratch)
+			}
 			tb, err := c.Text(f, enc, &fw.sc.Scratch)
 			if err != nil {
 				fw.skip(fmt.Errorf("group %s: %w", groupOfID(run[i].GroupID()), err))
@@ -242,6 +257,10 @@ func (fw *familyWriter) writeRun(name string, own *dto.MetricFamily, run []store
 			parts = append(parts, part{body: b})
 			total += len(b)
 		}
+	}
+	if pre != nil {
+		pre.wait()
+		pre = nil
 	}
 	if total == 0 {
 		return nil

@@ -17,7 +17,8 @@ import (
 // the protobuf bytes writes, in every format and gzipped, exactly what it
 // writes when the push rendered them.
 func TestAScrapeRendersWhatPushesLeftUnrenderedToTheSameBytes(t *testing.T) {
-	const groups = 20
+	// More than prerenderMin, so that a prerenderer renders beside the scrape.
+	const groups = 3 * prerenderMin
 	for _, c := range []struct {
 		name string
 		f    exposition.Format
