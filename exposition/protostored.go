@@ -50,16 +50,27 @@ func AppendStoredBody(dst []byte, f StoredFamily, fm Format) ([]byte, error) {
 		// What the reader does not take (or stored bytes that carry a
 		// family field of their own, which Unmarshal merges) decodes as
 		// the family always did.
-		mf = &dto.MetricFamily{Name: proto.String(f.Name), Type: f.Type.Enum()}
-		if f.Help != "" {
-			mf.Help = proto.String(f.Help)
-		}
-		if f.Unit != "" {
-			mf.Unit = proto.String(f.Unit)
-		}
-		if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(f.Metrics, mf); err != nil {
-			return dst, fmt.Errorf("decode stored family %q: %w", f.Name, err)
+		var err error
+		if mf, err = DecodeStored(f); err != nil {
+			return dst, err
 		}
 	}
 	return AppendBody(dst, mf, fm)
+}
+
+// DecodeStored returns f as a new dto family: its name, HELP text, unit and
+// type, with its metrics decoded by proto.Unmarshal (which merges a family
+// field the bytes carry).
+func DecodeStored(f StoredFamily) (*dto.MetricFamily, error) {
+	mf := &dto.MetricFamily{Name: proto.String(f.Name), Type: f.Type.Enum()}
+	if f.Help != "" {
+		mf.Help = proto.String(f.Help)
+	}
+	if f.Unit != "" {
+		mf.Unit = proto.String(f.Unit)
+	}
+	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(f.Metrics, mf); err != nil {
+		return nil, fmt.Errorf("decode stored family %q: %w", f.Name, err)
+	}
+	return mf, nil
 }

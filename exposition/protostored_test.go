@@ -24,14 +24,8 @@ func storedOf(t testing.TB, mf *dto.MetricFamily) StoredFamily {
 // unmarshalBody renders f the way a stored family was rendered before
 // AppendStoredBody: decoded with proto.Unmarshal into new dto objects.
 func unmarshalBody(f StoredFamily, fm Format) ([]byte, error) {
-	mf := &dto.MetricFamily{Name: proto.String(f.Name), Type: f.Type.Enum()}
-	if f.Help != "" {
-		mf.Help = proto.String(f.Help)
-	}
-	if f.Unit != "" {
-		mf.Unit = proto.String(f.Unit)
-	}
-	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(f.Metrics, mf); err != nil {
+	mf, err := DecodeStored(f)
+	if err != nil {
 		return nil, err
 	}
 	return AppendBody(nil, mf, fm)

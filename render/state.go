@@ -86,7 +86,9 @@ const TextWindow = 10 * time.Minute
 // rendered, and RSS after a protobuf scrape 160 MiB against 181-182 MiB.
 // A text scrape after such pushes renders their bodies from the protobuf
 // bytes once (Cache.Text: 702-757 ms for that first scrape, against
-// 134-173 ms), with the same bytes, and pushes render again from then on.
+// 134-173 ms, before scrapes rendered on a second goroutine: see
+// scrape's prerenderer), with the same bytes, and pushes render again from
+// then on.
 // A gateway not scraped yet renders, so that its first scrape copies
 // bodies.
 func (st *State) RenderText(now time.Time) bool {

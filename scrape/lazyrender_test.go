@@ -2,7 +2,6 @@ package scrape
 
 import (
 	"bytes"
-	"compress/gzip"
 	"io"
 	"testing"
 	"time"
@@ -47,15 +46,7 @@ func TestAScrapeRendersWhatPushesLeftUnrenderedToTheSameBytes(t *testing.T) {
 				if !c.gz {
 					return buf.Bytes()
 				}
-				zr, err := gzip.NewReader(&buf)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, err := io.ReadAll(zr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return body
+				return gunzip(t, buf.Bytes())
 			}
 			rendered, deferred := newStore(store.Options{}), newStore(store.Options{})
 			for _, s := range []*testStore{rendered, deferred} {

@@ -8,7 +8,6 @@ import (
 	"unique"
 
 	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
@@ -188,17 +187,7 @@ func (f *Family) Decode() (*dto.MetricFamily, error) {
 	if err != nil {
 		return nil, err
 	}
-	mf := &dto.MetricFamily{Name: proto.String(f.Name()), Type: f.Type().Enum()}
-	if h := f.Help(); h != "" {
-		mf.Help = proto.String(h)
-	}
-	if u := f.Unit(); u != "" {
-		mf.Unit = proto.String(u)
-	}
-	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(metrics, mf); err != nil {
-		return nil, fmt.Errorf("decode stored family %q: %w", f.Name(), err)
-	}
-	return mf, nil
+	return exposition.DecodeStored(exposition.StoredFamily{Name: f.Name(), Help: f.Help(), Unit: f.Unit(), Type: f.Type(), Metrics: metrics})
 }
 
 // Cache returns the family's render cache, what scrapes read and fill.
