@@ -86,10 +86,67 @@ func IsProtobuf(contentType string) bool {
 // `text format parsing error in line 3: expected float as value, got "x"`
 // or `invalid metric name "a.b"`.
 func Decode(r io.Reader, contentType string, opts DecodeOptions) (*Decoded, error) {
-	if IsProtobuf(contentType) {
-		return decodeProtobuf(r, opts)
+	b, err := Read(r, contentType, opts)
+	if err != nil {
+		return nil, err
 	}
-	return decodeText(r, opts)
+	return b.Decode()
+}
+
+// Body is a push body not yet decoded: a text body read into pooled
+// memory, or a protobuf body still to be read.
+type Body struct {
+	text  *textDecoder
+	r     io.Reader
+	opts  DecodeOptions
+	proto bool
+}
+
+// Read reads a text body whole, so that it can be looked at before it is
+// parsed (Text), and prepares a protobuf body to be decoded as it is
+// read. Its errors are those of Decode's reading. A Body is decoded
+// (Decode) or released (Release), once.
+func Read(r io.Reader, contentType string, opts DecodeOptions) (*Body, error) {
+	if IsProtobuf(contentType) {
+		return &Body{r: r, opts: opts, proto: true}, nil
+	}
+	d := textDecoders.Get().(*textDecoder)
+	d.buf.Reset()
+	if err := readBody(&d.buf, r, opts.MaxBytes); err != nil {
+		d.put()
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	return &Body{text: d, opts: opts}, nil
+}
+
+// Text returns a text body as read, nil for a protobuf body. It is valid
+// until b is decoded or released.
+func (b *Body) Text() []byte {
+	if b.text == nil {
+		return nil
+	}
+	return b.text.buf.Bytes()
+}
+
+// Decode decodes the body as Decode does.
+func (b *Body) Decode() (*Decoded, error) {
+	if b.proto {
+		return decodeProtobuf(b.r, b.opts)
+	}
+	d := b.text
+	if d == nil {
+		return nil, errors.New("decode body: already decoded or released")
+	}
+	b.text = nil
+	return decodeText(d, b.opts)
+}
+
+// Release gives back the memory of a body that is not decoded.
+func (b *Body) Release() {
+	if b.text != nil {
+		b.text.put()
+		b.text = nil
+	}
 }
 
 // Decoded is a decoded push body whose memory is borrowed from a pool: the
@@ -104,6 +161,11 @@ type Decoded struct {
 	// without handing a message to proto.Unmarshal. Encoding with
 	// Format.WithKnownFields then skips looking for them.
 	KnownFields bool
+	// text is a text body as read, and values where the parser found and
+	// put each of its sample values (BuildTextTemplate); both nil for a
+	// protobuf body or one the expfmt fallback parsed.
+	text   []byte
+	values []valueRef
 	// release hands the memory back; nil once released, or when nothing
 	// is pooled.
 	release func()
@@ -122,7 +184,7 @@ func (d *Decoded) Release() {
 	if d == nil {
 		return
 	}
-	d.Families = nil
+	d.Families, d.text, d.values = nil, nil, nil
 	if release := d.release; release != nil {
 		d.release = nil
 		release()
@@ -161,20 +223,14 @@ func (d *textDecoder) put() {
 	textDecoders.Put(d)
 }
 
-// decodeText parses a text format 0.0.4 body with textParser, or with
+// decodeText parses a text format 0.0.4 body, read into d (Read), with textParser, or with
 // expfmt when textParser leaves the body to it. The parsers validate metric
 // and label names under the chosen scheme and label values as UTF-8.
 //
 // The parser slices the read buffer itself (through unsafe.String) and the
 // families point into the parser's arenas; both go back to the pool on
 // Release, which rewinds the arenas.
-func decodeText(r io.Reader, opts DecodeOptions) (*Decoded, error) {
-	d := textDecoders.Get().(*textDecoder)
-	d.buf.Reset()
-	if err := readBody(&d.buf, r, opts.MaxBytes); err != nil {
-		d.put()
-		return nil, fmt.Errorf("read body: %w", err)
-	}
+func decodeText(d *textDecoder, opts DecodeOptions) (*Decoded, error) {
 	body := unsafe.String(unsafe.SliceData(d.buf.Bytes()), d.buf.Len())
 
 	p := d.parser
@@ -182,7 +238,7 @@ func decodeText(r io.Reader, opts DecodeOptions) (*Decoded, error) {
 	families, err := p.parse(body)
 	if err == nil {
 		sortByName(families)
-		return &Decoded{Families: families, KnownFields: true, release: func() {
+		return &Decoded{Families: families, KnownFields: true, text: d.buf.Bytes(), values: p.values, release: func() {
 			p.Rewind()
 			d.put()
 		}}, nil
@@ -436,3 +492,7 @@ func CheckMetricValue(typ dto.MetricType, m *dto.Metric) error {
 	}
 	return nil
 }
+
+// Text returns the text body as read, for a text body the fast parser
+// parsed (nil otherwise). Like the families, it is borrowed until Release.
+func (d *Decoded) Text() []byte { return d.text }

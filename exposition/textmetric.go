@@ -78,7 +78,7 @@ func (p *textParser) newMetric() *dto.Metric {
 // setValue stores a sample's value in its metric the way expfmt does for
 // the family's type; role and bound say which part of a summary or
 // histogram the line holds.
-func (p *textParser) setValue(f *textFamily, m *dto.Metric, role sampleRole, bound, value float64) error {
+func (p *textParser) setValue(f *textFamily, m *dto.Metric, role sampleRole, bound, value float64) (valueRef, error) {
 	hint := p.linesLeft + 1
 	switch f.typ {
 	case dto.MetricType_COUNTER:
@@ -86,16 +86,19 @@ func (p *textParser) setValue(f *textFamily, m *dto.Metric, role sampleRole, bou
 		b.v = value
 		b.c.Value = &b.v
 		m.Counter = &b.c
+		return valueRef{f: &b.v}, nil
 	case dto.MetricType_GAUGE:
 		b := p.gauges.next(hint)
 		b.v = value
 		b.g.Value = &b.v
 		m.Gauge = &b.g
+		return valueRef{f: &b.v}, nil
 	case dto.MetricType_UNTYPED:
 		b := p.untypeds.next(hint)
 		b.v = value
 		b.u.Value = &b.v
 		m.Untyped = &b.u
+		return valueRef{f: &b.v}, nil
 	case dto.MetricType_SUMMARY:
 		if m.Summary == nil {
 			m.Summary = p.summaries.next(hint)
@@ -104,14 +107,17 @@ func (p *textParser) setValue(f *textFamily, m *dto.Metric, role sampleRole, bou
 		case role == roleCount:
 			m.Summary.SampleCount = p.uints.next(hint)
 			*m.Summary.SampleCount = uint64(value)
+			return valueRef{u: m.Summary.SampleCount}, nil
 		case role == roleSum:
 			m.Summary.SampleSum = p.floats.next(hint)
 			*m.Summary.SampleSum = value
+			return valueRef{f: m.Summary.SampleSum}, nil
 		case !math.IsNaN(bound):
 			q := p.quantiles.next(hint)
 			q.quantile, q.vl = bound, value
 			q.q.Quantile, q.q.Value = &q.quantile, &q.vl
 			m.Summary.Quantile = append(m.Summary.Quantile, &q.q)
+			return valueRef{f: &q.vl}, nil
 		}
 	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
 		if m.Histogram == nil {
@@ -123,16 +129,18 @@ func (p *textParser) setValue(f *textFamily, m *dto.Metric, role sampleRole, bou
 			if u := uint64(value); value == float64(u) {
 				h.SampleCount = p.uints.next(hint)
 				*h.SampleCount = u
-			} else {
-				if value < 0 {
-					return p.errorf("negative count for histogram %q", f.name)
-				}
-				h.SampleCountFloat = p.floats.next(hint)
-				*h.SampleCountFloat = value
+				return valueRef{u: h.SampleCount}, nil
 			}
+			if value < 0 {
+				return valueRef{}, p.errorf("negative count for histogram %q", f.name)
+			}
+			h.SampleCountFloat = p.floats.next(hint)
+			*h.SampleCountFloat = value
+			return valueRef{f: h.SampleCountFloat}, nil
 		case role == roleSum:
 			h.SampleSum = p.floats.next(hint)
 			*h.SampleSum = value
+			return valueRef{f: h.SampleSum}, nil
 		case !math.IsNaN(bound):
 			b := p.buckets.next(hint)
 			b.upper = bound
@@ -142,15 +150,19 @@ func (p *textParser) setValue(f *textFamily, m *dto.Metric, role sampleRole, bou
 				b.b.CumulativeCount = &b.count
 			} else {
 				if value < 0 {
-					return p.errorf("negative bucket population for histogram %q", f.name)
+					return valueRef{}, p.errorf("negative bucket population for histogram %q", f.name)
 				}
 				b.countFloat = value
 				b.b.CumulativeCountFloat = &b.countFloat
 			}
 			h.Bucket = append(h.Bucket, &b.b)
+			if b.b.CumulativeCount != nil {
+				return valueRef{u: &b.count}, nil
+			}
+			return valueRef{f: &b.countFloat}, nil
 		}
 	}
-	return nil
+	return valueRef{}, nil
 }
 
 // normalizeHistogram makes the counts of a histogram all integers or all

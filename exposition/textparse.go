@@ -49,6 +49,7 @@ type textParser struct {
 	body      string
 	line      int    // number of the line being parsed, from 1
 	lineText  string // the line being parsed, without its LF
+	lineOff   int    // where lineText starts in body
 	linesLeft int    // LFs after the current line: a bound on the samples left
 	series    int
 
@@ -60,8 +61,11 @@ type textParser struct {
 	lastFamily *textFamily
 	lastRole   sampleRole
 	labels     []textLabel // labels of the current line
-	out        []*dto.MetricFamily
-	seed       maphash.Seed
+	// values holds every sample value of the body, in body order: where
+	// its token is and where the parser stored it (TextTemplate).
+	values []valueRef
+	out    []*dto.MetricFamily
+	seed   maphash.Seed
 
 	fams       arena[textFamily]
 	metrics    arena[dto.Metric]
@@ -135,19 +139,21 @@ func (p *textParser) Rewind() {
 func (p *textParser) forget() {
 	p.utf8Names, p.maxSeries = false, 0
 	p.body, p.lineText = "", ""
-	p.line, p.linesLeft, p.series = 0, 0, 0
+	p.line, p.lineOff, p.linesLeft, p.series = 0, 0, 0, 0
 	clear(p.families)
 	p.lastName, p.lastFamily = "", nil
 	clear(p.order)
 	p.order = p.order[:0]
 	clear(p.labels[:cap(p.labels)])
 	p.labels = p.labels[:0]
+	clear(p.values)
+	p.values = p.values[:0]
 }
 
 // pooledObjects returns how many objects p's arenas keep for reuse, a
 // measure of the memory a pooled parser pins.
 func (p *textParser) pooledObjects() int {
-	return p.metrics.capacity() + p.labelPairs.capacity() + p.labelPtrs.capacity() + p.buckets.capacity()
+	return p.metrics.capacity() + p.labelPairs.capacity() + p.labelPtrs.capacity() + p.buckets.capacity() + cap(p.values)
 }
 
 // recycle zeroes f but keeps the capacity of its metric slice and its
@@ -196,6 +202,7 @@ func (p *textParser) parse(body string) ([]*dto.MetricFamily, error) {
 			return nil, p.errorf("unexpected end of input stream")
 		}
 		p.lineText = rest[:end]
+		p.lineOff = len(body) - len(rest)
 		rest = rest[end+1:]
 		p.linesLeft--
 		if err := p.parseLine(p.lineText); err != nil {
@@ -493,9 +500,12 @@ func (p *textParser) parseSample(line string, i int) error {
 	if err != nil {
 		return p.errorf("expected float as value, got %q", token)
 	}
-	if err := p.setValue(f, m, role, bound, value); err != nil {
+	ref, err := p.setValue(f, m, role, bound, value)
+	if err != nil {
 		return err
 	}
+	ref.start, ref.end = p.lineOff+i, p.lineOff+j
+	p.values = append(p.values, ref)
 	if j == len(line) {
 		return nil
 	}

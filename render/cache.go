@@ -110,6 +110,27 @@ func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, 
 	}
 	var err error
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
+	return c.keep(pb, enc, err, sc)
+}
+
+// FillStored is Fill for a family given as its stored protobuf bytes
+// (f.Metrics), which it renders from (exposition.AppendStoredBody), with
+// the same bytes: a push that reused the last push's skeleton
+// (exposition.TextTemplate) has no decoded family to render.
+func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
+	c.pushed.plain = plain
+	if !plain || enc == exposition.EncodingProtobuf {
+		return bytes.Clone(pb)
+	}
+	var err error
+	sc.body, err = exposition.AppendStoredBody(sc.body[:0], f, exposition.NewFormat(enc))
+	return c.keep(pb, enc, err, sc)
+}
+
+// keep stores the text body in sc.body, rendered in enc with the outcome
+// err, as the pushed body beside pb, the family's s2 block, and returns
+// the family's copy of pb.
+func (c *Cache) keep(pb []byte, enc exposition.Encoding, err error, sc *Scratch) []byte {
 	if err != nil || len(sc.body) > math.MaxInt32 {
 		// No body to keep. A family that cannot be rendered in the
 		// encoding last scraped (a float histogram in OpenMetrics 1.0)

@@ -104,6 +104,10 @@ type scratch struct {
 	id seriesid.Family
 	// check holds admission's buffers for a Disposable push.
 	check admission.Scratch
+	// vals and old take a push's values and a family's last protobuf
+	// bytes, for a push applied from its group's template (PushText).
+	vals []float64
+	old  []byte
 }
 
 // newFamily builds a stored family from a prepared (sanitized, validated)

@@ -32,6 +32,10 @@ type Group struct {
 	// group began (0 for a restored or applied group): see
 	// Store.renderAtPush.
 	textScrapes uint64
+	// tmpl is the template of the text body the group's families named
+	// in it came from (PushText), nil when they did not all come from
+	// one.
+	tmpl *exposition.TextTemplate
 }
 
 // Key returns the group's grouping key.
@@ -92,7 +96,7 @@ func (g *Group) SeriesCount() int {
 
 // clone returns a copy of g with its own family set, sharing the families.
 func (g *Group) clone() *Group {
-	return &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: g.families.clone(0), textScrapes: g.textScrapes}
+	return &Group{key: g.key, pushTime: g.pushTime, failTime: g.failTime, failReason: g.failReason, families: g.families.clone(0), textScrapes: g.textScrapes, tmpl: g.tmpl}
 }
 
 // unixSeconds converts t to the float the timestamp families carry: t as

@@ -47,6 +47,11 @@ type Push struct {
 	// the store may then leave their label sets in buffers it reuses
 	// (admission.CheckWith) instead of allocating them for every push.
 	Disposable bool
+	// Source is the decoded body Families came from, when the caller
+	// has it: with Disposable, a text body then gives the group a
+	// template (exposition.TextTemplate) that the group's next pushes of
+	// the same shape are applied from (PushText).
+	Source *exposition.Decoded
 }
 
 // Push applies a push. It is checked against the head (committed and pending
@@ -67,6 +72,7 @@ func (s *Store) Push(ctx context.Context, p Push) (journal.Position, error) {
 // push is Push, without recording a refusal: every error that refuses the
 // push is an *admission.Error.
 func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
+	pushed := len(p.Families)
 	p.Families = s.dropTimeFamilies(p.Key, p.Families)
 	sc := s.render.scratch()
 	defer s.render.putScratch(sc)
@@ -81,7 +87,10 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	fams := make([]*Family, len(prepared))
 	gid := p.Key.ID()
 	enc, textScrapes := s.render.encoding(), s.render.TextScrapes()
-	if !s.renderAtPush(gid, p.Time, textScrapes) {
+	s.mu.Lock()
+	old := s.headGroup(gid)
+	s.mu.Unlock()
+	if !s.renderAtPush(old, p.Time, textScrapes) {
 		// The protobuf encoding renders no text body (render.Cache.Fill).
 		enc = exposition.EncodingProtobuf
 	}
@@ -93,6 +102,40 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 			fams[i].extra = newExtra(fams[i].labelNames(), bytes.Clone(st))
 		}
 	}
+	var tmpl *exposition.TextTemplate
+	if p.Source != nil && p.Disposable && len(p.Families) == pushed && len(p.States) == 0 {
+		// After newFamily: building a template overwrites the values.
+		tmpl = s.templates.find(p.Source, prepared, sc)
+	}
+	return s.installPush(ctx, p, installing{fams: fams, prepared: prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl}, sc)
+}
+
+// installing is what a push installs besides its Push: its families as
+// the store keeps them, what admission made of them (for the index's
+// check), the text encoding they were rendered in, render.State's text
+// scrape count when the push began, and the template of its body (nil for
+// none). from, when set, is the head group the families were built from
+// (a push that reused its template): the push then installs only while
+// that group is still the head's.
+type installing struct {
+	fams        []*Family
+	prepared    []admission.Family
+	enc         exposition.Encoding
+	textScrapes uint64
+	tmpl        *exposition.TextTemplate
+	from        *Group
+}
+
+// errStale is installPush's answer when the head group changed since the
+// families were built from it (installing.from): nothing was installed.
+var errStale = errors.New("the group changed while the push was built from it")
+
+// installPush installs a built push: under the store's lock it adds the time
+// families, checks capacity and the index, and commits the new group;
+// then it waits for the commit.
+func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scratch) (journal.Position, error) {
+	gid := p.Key.ID()
+	fams, prepared, enc := in.fams, in.prepared, in.enc
 	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
 
 	s.mu.Lock()
@@ -101,7 +144,11 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 		return 0, ErrHeadChanged
 	}
 	old := s.headGroup(gid)
-	ng := &Group{key: p.Key, pushTime: p.Time, families: make(familySet, 0, len(fams)+2), textScrapes: textScrapes}
+	if in.from != nil && old != in.from {
+		s.mu.Unlock()
+		return 0, errStale
+	}
+	ng := &Group{key: p.Key, pushTime: p.Time, families: make(familySet, 0, len(fams)+2), textScrapes: in.textScrapes, tmpl: in.tmpl}
 	var oldFams familySet
 	if old != nil {
 		oldFams = old.families
@@ -141,9 +188,9 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	return s.wait(ctx, ticket)
 }
 
-// renderAtPush reports whether a push at now to group gid, begun when
-// textScrapes text scrapes had started (render.State.TextScrapes), renders
-// its families' text bodies (render.Cache.Fill): when pushes render text
+// renderAtPush reports whether a push at now to the group old (nil: a new
+// group), begun when textScrapes text scrapes had started
+// (render.State.TextScrapes), renders its families' text bodies (render.Cache.Fill): when pushes render text
 // at all (render.State.RenderText) and either the group is new or a text
 // scrape started since the group's last push, and so probably read the
 // bodies that push rendered. Otherwise the push replaces bodies no scrape
@@ -165,13 +212,10 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 // pushes every group once between scrapes renders as before
 // (bench/gzipchurn.sh: the first gzip scrape after it 98-133 ms against
 // 143 ms).
-func (s *Store) renderAtPush(gid string, now time.Time, textScrapes uint64) bool {
+func (s *Store) renderAtPush(old *Group, now time.Time, textScrapes uint64) bool {
 	if !s.render.RenderText(now) {
 		return false
 	}
-	s.mu.Lock()
-	old := s.headGroup(gid)
-	s.mu.Unlock()
 	return old == nil || old.textScrapes < textScrapes
 }
 

@@ -45,6 +45,8 @@ type Store struct {
 	// scraped), the count of families scrapes left out, and the buffers
 	// pushes render into.
 	render renderState
+	// templates holds the text templates pushes share (PushText).
+	templates templates
 
 	mu sync.Mutex
 	// groups and entries are the served state: committed groups, and their

@@ -14,6 +14,7 @@ import (
 	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/journal"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -41,13 +42,29 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 		return
 	}
 	defer body.Close()
-	decoded, err := exposition.Decode(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
+	st := h.store()
+	read, err := exposition.Read(body, r.Header.Get("Content-Type"), exposition.DecodeOptions{
 		UTF8Names: h.opts.UTF8Names,
 		MaxBytes:  h.opts.MaxBodyBytes,
 		// Stopping in the decoder keeps a million-series body from being
 		// built at all; the store's check stays the authority.
-		MaxSeries: h.store().Limits().MaxSeriesPerPush,
+		MaxSeries: st.Limits().MaxSeriesPerPush,
 	})
+	var decoded *exposition.Decoded
+	if err == nil {
+		push := store.Push{Key: key, Method: method, Time: start}
+		if text := read.Text(); text != nil {
+			// A text body of the shape the group's last push had is
+			// stored from it, without being decoded.
+			pos, handled, err := st.PushText(r.Context(), push, text)
+			if handled {
+				read.Release()
+				h.pushed(w, r, pos, err)
+				return
+			}
+		}
+		decoded, err = read.Decode()
+	}
 	if err != nil {
 		if errors.Is(err, exposition.ErrTooLarge) {
 			h.rejectPush(w, r, "too_large", http.StatusRequestEntityTooLarge, err)
@@ -65,15 +82,22 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request, rest string, meth
 	// The decoded families borrow pooled memory; the store copies what it
 	// keeps and its errors are new strings, so they go back right after
 	// Push, on every path, before the next push on this goroutine.
-	pos, err := h.store().Push(r.Context(), store.Push{
+	pos, err := st.Push(r.Context(), store.Push{
 		Key:         key,
 		Method:      method,
 		Families:    decoded.Families,
 		Time:        start,
 		KnownFields: decoded.KnownFields,
 		Disposable:  true,
+		Source:      decoded,
 	})
 	decoded.Release()
+	h.pushed(w, r, pos, err)
+}
+
+// pushed answers a push the store applied, at position pos, or refused
+// with err.
+func (h *Handler) pushed(w http.ResponseWriter, r *http.Request, pos journal.Position, err error) {
 	if err != nil {
 		reason, code := storeErrorStatus(err)
 		h.rejectPush(w, r, reason, code, err)

@@ -1,0 +1,369 @@
+package exposition
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"unsafe"
+
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// valueRef is one sample value of a text body: where its token is in the
+// body, and the field the parser stored it in (f for a float field, u for
+// an integer one; neither when the parser dropped the value, as it drops a
+// summary line without a quantile label).
+type valueRef struct {
+	start, end int
+	f          *float64
+	u          *uint64
+}
+
+// TextTemplate is what a text push shares with every later push of the
+// same shape: the body with its sample values cut out (its skeleton), and,
+// for each family it stores, which value of the body each value field of
+// the family's protobuf bytes holds.
+//
+// A batch job pushes the same lines with new values each run. A body
+// whose skeleton is byte for byte the skeleton of a body the gateway
+// accepted for the group parses into the same families, metrics, labels
+// and series, whatever its values: the parser reads each line on its own,
+// and a value, at the end of its line, decides nothing but itself (and
+// whether a count is an integer, which the rewrite checks as the parser
+// does). So the stored bytes of such a push are those of the last push
+// with the values replaced (AppendFamily), with nothing parsed, checked,
+// sorted or hashed again. On the bench payload that is the difference
+// between BenchmarkTextTemplate's match and rewrite and BenchmarkPush's
+// whole text push; DESIGN §6 has the rule.
+//
+// A TextTemplate is immutable and safe for concurrent use.
+type TextTemplate struct {
+	skeleton []byte
+	// cuts[k] is where value k was cut out of skeleton.
+	cuts     []int32
+	families []templateFamily
+}
+
+// templateFamily is one family of a template: its name, and for each
+// value field of its protobuf bytes, in order, the body value it holds.
+type templateFamily struct {
+	name  string
+	slots []int32
+}
+
+// Families returns how many families the template's pushes store.
+func (t *TextTemplate) Families() int { return len(t.families) }
+
+// FamilyName returns the name of family i, in the order BuildTextTemplate
+// was given the families.
+func (t *TextTemplate) FamilyName(i int) string { return t.families[i].name }
+
+// Size returns the bytes the template holds, for a budget.
+func (t *TextTemplate) Size() int {
+	n := len(t.skeleton) + 4*len(t.cuts) + 64
+	for _, f := range t.families {
+		n += len(f.name) + 4*len(f.slots) + 40
+	}
+	return n
+}
+
+// BuildTextTemplate returns the template of d's text body, whose families,
+// as the store keeps them, are families: checked (admission sorts labels
+// and buckets, which the template follows), in the order the store keeps
+// them, and none of d's dropped. It overwrites the families' sample
+// values: call it once nothing needs them. ok is false when the body is
+// not one a template describes: a protobuf body, one the expfmt fallback
+// parsed, a value not at the end of its line, or a field the rewrite does
+// not know (anything a text body cannot hold). sc is a scratch buffer.
+func BuildTextTemplate(d *Decoded, families []*dto.MetricFamily, sc *[]byte) (*TextTemplate, bool) {
+	body, refs := d.text, d.values
+	if body == nil || len(refs) == 0 || len(refs) > math.MaxInt32 {
+		return nil, false
+	}
+	t := &TextTemplate{cuts: make([]int32, len(refs))}
+	skeleton := make([]byte, 0, len(body))
+	prev := 0
+	for k, r := range refs {
+		// A value must end its line: then no later value's place
+		// depends on it (see TextTemplate).
+		if r.start < prev || r.end <= r.start || r.end >= len(body) || body[r.end] != '\n' {
+			return nil, false
+		}
+		skeleton = append(skeleton, body[prev:r.start]...)
+		t.cuts[k] = int32(len(skeleton))
+		prev = r.end
+	}
+	t.skeleton = append(skeleton, body[prev:]...)
+
+	// Number the values: each field then holds the index of the value
+	// that fills it, and encoding the families shows which goes where.
+	for k, r := range refs {
+		switch {
+		case r.f != nil:
+			*r.f = float64(k)
+		case r.u != nil:
+			*r.u = uint64(k)
+		}
+	}
+	w := valueWalk{seen: make([]bool, len(refs))}
+	format := NewFormat(EncodingProtobuf).WithKnownFields()
+	t.families = make([]templateFamily, len(families))
+	for i, mf := range families {
+		var err error
+		if *sc, err = AppendBody((*sc)[:0], mf, format); err != nil {
+			return nil, false
+		}
+		w.slots = nil
+		if _, ok := w.metrics(nil, *sc); !ok {
+			return nil, false
+		}
+		// A copy: the name is a substring of the pooled body.
+		t.families[i] = templateFamily{name: strings.Clone(mf.GetName()), slots: w.slots}
+	}
+	return t, true
+}
+
+// Match reports whether body has the template's skeleton, and appends its
+// values, parsed as the text parser parses them, to vals. A value is the
+// run of bytes up to the next blank or LF; one that does not parse fails
+// the match (the parser, given the body, says why).
+func (t *TextTemplate) Match(body []byte, vals []float64) ([]float64, bool) {
+	pos, prev := 0, 0
+	for _, cut := range t.cuts {
+		seg := t.skeleton[prev:cut]
+		prev = int(cut)
+		if !bytes.HasPrefix(body[pos:], seg) {
+			return vals, false
+		}
+		pos += len(seg)
+		end := pos
+		for end < len(body) && body[end] != '\n' && !isBlank(body[end]) {
+			end++
+		}
+		if end == pos {
+			return vals, false
+		}
+		v, err := parseTextFloat(unsafe.String(&body[pos], end-pos))
+		if err != nil {
+			return vals, false
+		}
+		vals = append(vals, v)
+		pos = end
+	}
+	return vals, bytes.Equal(body[pos:], t.skeleton[prev:])
+}
+
+// AppendFamily appends to dst the protobuf bytes (as stored: field 4 of
+// MetricFamily for each metric) of family i of a push whose body matched
+// the template with values vals, given old, the bytes of that family from
+// a push of the same skeleton. ok is false when a value cannot be stored
+// as the parser would store it: a histogram count that is not an integer,
+// a summary count out of the range of uint64; or when old does not have
+// the template's fields.
+func (t *TextTemplate) AppendFamily(dst []byte, i int, old []byte, vals []float64) ([]byte, bool) {
+	w := valueWalk{slots: t.families[i].slots, vals: vals}
+	dst, ok := w.metrics(dst, old)
+	return dst, ok && w.next == len(w.slots)
+}
+
+// valueWalk copies a family's protobuf bytes field by field. Rewriting
+// (vals set), it replaces each value field by the body value its slot
+// names; collecting (seen set), it reads each value field as the index of
+// a body value and appends it to slots.
+type valueWalk struct {
+	slots []int32
+	next  int
+	vals  []float64
+	seen  []bool
+}
+
+// The messages a family's protobuf bytes are made of, as valueWalk reads
+// them.
+type walkKind int
+
+const (
+	walkMetric walkKind = iota
+	walkValue           // Gauge, Counter or Untyped: field 1 the value
+	walkSummary
+	walkQuantile
+	walkHistogram
+	walkBucket
+)
+
+// metrics walks src, a sequence of field-4 Metric messages.
+func (w *valueWalk) metrics(dst, src []byte) ([]byte, bool) {
+	for len(src) > 0 {
+		num, typ, n := protowire.ConsumeTag(src)
+		if n < 0 || num != fieldMetric || typ != protowire.BytesType {
+			return dst, false
+		}
+		src = src[n:]
+		msg, n := protowire.ConsumeBytes(src)
+		if n < 0 {
+			return dst, false
+		}
+		src = src[n:]
+		var ok bool
+		if dst, ok = w.message(dst, num, msg, walkMetric); !ok {
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+// message appends field num holding msg, a message of kind kind, walked.
+// Its length is written once the walk knows it: a rewritten count may
+// take more or fewer bytes than the old one.
+func (w *valueWalk) message(dst []byte, num protowire.Number, msg []byte, kind walkKind) ([]byte, bool) {
+	const reserve = 5 // The longest varint of a length under 2^35.
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	lenAt := len(dst)
+	dst = append(dst, make([]byte, reserve)...)
+	dst, ok := w.fields(dst, msg, kind)
+	if !ok {
+		return dst, false
+	}
+	body := len(dst) - lenAt - reserve
+	n := protowire.SizeVarint(uint64(body))
+	protowire.AppendVarint(dst[lenAt:lenAt], uint64(body))
+	copy(dst[lenAt+n:], dst[lenAt+reserve:])
+	return dst[:len(dst)-(reserve-n)], true
+}
+
+// fields walks the fields of msg, a message of kind kind: label pairs,
+// quantiles and upper bounds are copied, values replaced or collected,
+// and any other field fails the walk.
+func (w *valueWalk) fields(dst, msg []byte, kind walkKind) ([]byte, bool) {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return dst, false
+		}
+		var ok bool
+		switch typ {
+		case protowire.BytesType:
+			sub, m := protowire.ConsumeBytes(msg[n:])
+			if m < 0 {
+				return dst, false
+			}
+			raw := msg[:n+m]
+			msg = msg[n+m:]
+			dst, ok = w.bytesField(dst, kind, num, sub, raw)
+		case protowire.Fixed64Type:
+			bits, m := protowire.ConsumeFixed64(msg[n:])
+			if m < 0 {
+				return dst, false
+			}
+			msg = msg[n+m:]
+			dst, ok = w.fixedField(dst, kind, num, bits)
+		case protowire.VarintType:
+			v, m := protowire.ConsumeVarint(msg[n:])
+			if m < 0 {
+				return dst, false
+			}
+			msg = msg[n+m:]
+			dst, ok = w.varintField(dst, kind, num, v)
+		}
+		if !ok {
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+// bytesField walks a length-delimited field num holding sub (raw is the
+// whole field, tag included) of a message of kind kind.
+func (w *valueWalk) bytesField(dst []byte, kind walkKind, num protowire.Number, sub, raw []byte) ([]byte, bool) {
+	switch {
+	case kind == walkMetric && num == 1: // A label pair.
+		return append(dst, raw...), true
+	case kind == walkMetric && (num == 2 || num == 3 || num == 5): // Gauge, Counter, Untyped.
+		return w.message(dst, num, sub, walkValue)
+	case kind == walkMetric && num == 4:
+		return w.message(dst, num, sub, walkSummary)
+	case kind == walkMetric && num == 7:
+		return w.message(dst, num, sub, walkHistogram)
+	case kind == walkSummary && num == 3:
+		return w.message(dst, num, sub, walkQuantile)
+	case kind == walkHistogram && num == 3:
+		return w.message(dst, num, sub, walkBucket)
+	}
+	return dst, false
+}
+
+// fixedField walks a 64-bit field num (a double) of a message of kind kind.
+func (w *valueWalk) fixedField(dst []byte, kind walkKind, num protowire.Number, bits uint64) ([]byte, bool) {
+	switch {
+	case kind == walkValue && num == 1, // The value of a gauge, counter or untyped metric.
+		kind == walkSummary && num == 2,   // sample_sum
+		kind == walkQuantile && num == 2,  // value
+		kind == walkHistogram && num == 2: // sample_sum
+		if w.vals == nil {
+			return dst, w.collect(math.Float64frombits(bits))
+		}
+		v, ok := w.value()
+		if !ok {
+			return dst, false
+		}
+		bits = math.Float64bits(v)
+	case kind == walkQuantile && num == 1, kind == walkBucket && num == 2: // quantile, upper_bound
+	default:
+		return dst, false
+	}
+	dst = protowire.AppendTag(dst, num, protowire.Fixed64Type)
+	return protowire.AppendFixed64(dst, bits), true
+}
+
+// varintField walks a varint field num (a count) of a message of kind
+// kind.
+func (w *valueWalk) varintField(dst []byte, kind walkKind, num protowire.Number, u uint64) ([]byte, bool) {
+	if num != 1 || kind != walkSummary && kind != walkHistogram && kind != walkBucket {
+		return dst, false // sample_count, cumulative_count
+	}
+	if w.vals == nil {
+		return dst, u <= math.MaxInt32 && w.collect(float64(u))
+	}
+	v, ok := w.value()
+	if !ok {
+		return dst, false
+	}
+	if kind == walkSummary {
+		// The parser stores uint64(v) for any v; only where that is
+		// defined does the rewrite follow it.
+		if !(v >= 0 && v < 1<<64) {
+			return dst, false
+		}
+		u = uint64(v)
+	} else {
+		// The parser's test for an integer count: any other is a float
+		// count, which the template's bytes have no field for.
+		if u = uint64(v); v != float64(u) {
+			return dst, false
+		}
+	}
+	dst = protowire.AppendTag(dst, num, protowire.VarintType)
+	return protowire.AppendVarint(dst, u), true
+}
+
+// value returns the body value the next slot names.
+func (w *valueWalk) value() (float64, bool) {
+	if w.next >= len(w.slots) {
+		return 0, false
+	}
+	k := w.slots[w.next]
+	w.next++
+	return w.vals[k], true
+}
+
+// collect records v, a numbered value (BuildTextTemplate), as the next
+// slot: it must name a body value no other field holds.
+func (w *valueWalk) collect(v float64) bool {
+	k := int(v)
+	if float64(k) != v || k < 0 || k >= len(w.seen) || w.seen[k] {
+		return false
+	}
+	w.seen[k] = true
+	w.slots = append(w.slots, int32(k))
+	return true
+}

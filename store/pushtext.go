@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/klauspost/compress/s2"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/pushgate/pushgate/admission"
+	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/journal"
+	"github.com/pushgate/pushgate/render"
+)
+
+// PushText applies a push of the text body body (Families unused) when
+// the body has the skeleton of the push that gave the group its families
+// (exposition.TextTemplate): the group's families are stored again with
+// the body's values, and nothing is parsed, checked or hashed but the
+// values. handled is false when the store did nothing, because the group
+// has no template, the body does not match it, a value is not one the
+// template can store, or the group changed meanwhile: the caller then
+// decodes the body and calls Push, which decides as it always does.
+// When handled, the outcome is what Push's would have been.
+func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.Position, handled bool, err error) {
+	if p.Expect != nil || len(p.States) > 0 {
+		return 0, false, nil
+	}
+	gid := p.Key.ID()
+	s.mu.Lock()
+	old := s.headGroup(gid)
+	s.mu.Unlock()
+	if old == nil || old.tmpl == nil {
+		return 0, false, nil
+	}
+	tmpl := old.tmpl
+	sc := s.render.scratch()
+	defer s.render.putScratch(sc)
+	var ok bool
+	if sc.vals, ok = tmpl.Match(body, sc.vals[:0]); !ok {
+		return 0, false, nil
+	}
+	enc, textScrapes := s.render.encoding(), s.render.TextScrapes()
+	if !s.renderAtPush(old, p.Time, textScrapes) {
+		enc = exposition.EncodingProtobuf
+	}
+	in := installing{
+		fams:        make([]*Family, tmpl.Families()),
+		prepared:    make([]admission.Family, tmpl.Families()),
+		enc:         enc,
+		textScrapes: textScrapes,
+		tmpl:        tmpl,
+		from:        old,
+	}
+	for i := range in.fams {
+		of := old.families.get(tmpl.FamilyName(i))
+		if of == nil {
+			return 0, false, nil
+		}
+		f, ok := repushFamily(of, tmpl, i, p, enc, sc)
+		if !ok {
+			return 0, false, nil
+		}
+		in.fams[i] = f
+		// What the index's check reads: the series are those of, and
+		// already indexed for, the family replaced.
+		name, typ := of.Name(), of.Type()
+		in.prepared[i] = admission.Family{
+			MF:     &dto.MetricFamily{Name: &name, Type: &typ},
+			Series: of.series,
+			Plain:  of.cache.Plain(),
+			Labels: of.labelNames(),
+		}
+	}
+	pos, err = s.installPush(ctx, p, in, sc)
+	if errors.Is(err, errStale) {
+		return 0, false, nil
+	}
+	var rej *admission.Error
+	if errors.As(err, &rej) && rej.Class == admission.Refused {
+		s.recordFailure(ctx, p.Key, p.Time, rej.Msg)
+	}
+	if err == nil {
+		s.templates.reused.Add(1)
+	}
+	return pos, true, err
+}
+
+// repushFamily returns of, family i of tmpl, with the values sc.vals and
+// the push's time, rendered in enc; ok is false when a value cannot be
+// stored from the template (TextTemplate.AppendFamily), or of's bytes
+// cannot be read. The new family
+// shares of's identity: name, HELP text, type, series hashes and label
+// names.
+func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, p Push, enc exposition.Encoding, sc *scratch) (*Family, bool) {
+	// A block that does not decompress is left to Push, which replaces
+	// it without reading it.
+	n, err := s2.DecodedLen(of.packed)
+	if err != nil {
+		return nil, false
+	}
+	if cap(sc.old) < n {
+		sc.old = make([]byte, n)
+	}
+	oldBytes, err := s2.Decode(sc.old[:n], of.packed)
+	if err != nil {
+		return nil, false
+	}
+	var ok bool
+	if sc.body, ok = tmpl.AppendFamily(sc.body[:0], i, oldBytes, sc.vals); !ok {
+		return nil, false
+	}
+	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(p.Time), series: of.series, extra: of.extra}
+	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
+	f.packed = f.cache.FillStored(stored, of.cache.Plain(), enc, render.EncodeInto(&sc.packed, sc.body), &sc.text)
+	return f, true
+}
