@@ -85,9 +85,14 @@ func BuildTextTemplate(d *Decoded, families []*dto.MetricFamily, sc *[]byte) (*T
 	skeleton := make([]byte, 0, len(body))
 	prev := 0
 	for k, r := range refs {
-		// A value must end its line: then no later value's place
-		// depends on it (see TextTemplate).
-		if r.start < prev || r.end <= r.start || r.end >= len(body) || body[r.end] != '\n' {
+		// A value must end its line, so that no later value's place
+		// depends on it, and follow a blank or the label set's '}', so
+		// that its first byte cannot extend the metric name, as in
+		// "a-1" (see TextTemplate).
+		if r.start <= prev || r.end <= r.start || r.end >= len(body) || body[r.end] != '\n' {
+			return nil, false
+		}
+		if c := body[r.start-1]; c != '}' && !isBlank(c) {
 			return nil, false
 		}
 		skeleton = append(skeleton, body[prev:r.start]...)
@@ -120,6 +125,15 @@ func BuildTextTemplate(d *Decoded, families []*dto.MetricFamily, sc *[]byte) (*T
 		}
 		// A copy: the name is a substring of the pooled body.
 		t.families[i] = templateFamily{name: strings.Clone(mf.GetName()), slots: w.slots}
+	}
+	// A value the parser stored and a later line replaced (a second
+	// _count line of one histogram) has no field, but the parser still
+	// judged it: whether it is an integer decides the histogram's kind,
+	// and a negative one is refused. No template can follow that.
+	for k, r := range refs {
+		if (r.f != nil || r.u != nil) && !w.seen[k] {
+			return nil, false
+		}
 	}
 	return t, true
 }

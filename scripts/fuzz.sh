@@ -38,6 +38,7 @@ targets=(
   "./exposition/ FuzzProtoReaderMatchesUnmarshal"
   "./exposition/ FuzzRenderText"
   "./exposition/ FuzzProtoEncodeFast"
+  "./exposition/ FuzzTextTemplate"
   "./web/ FuzzPushScrape"
   "./web/ FuzzOTLPRoundTrip"
   "./labelmatch/ FuzzParse"
