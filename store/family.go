@@ -105,9 +105,31 @@ type scratch struct {
 	// check holds admission's buffers for a Disposable push.
 	check admission.Scratch
 	// vals and old take a push's values and a family's last protobuf
-	// bytes, for a push applied from its group's template (PushText).
-	vals []float64
-	old  []byte
+	// bytes, for a push applied from its group's template (PushText);
+	// fams, prepared and ids hold what it installs and what the index
+	// reads of it.
+	vals     []float64
+	old      []byte
+	fams     []*Family
+	prepared []admission.Family
+	ids      []familyID
+}
+
+// familyID is what the index's check reads of a family applied from a
+// template (admission.Family.MF): its name and type.
+type familyID struct {
+	mf   dto.MetricFamily
+	name string
+	typ  dto.MetricType
+}
+
+// reset forgets what the last push applied from a template left in sc, so
+// that a pooled scratch keeps no family alive.
+func (sc *scratch) reset() {
+	clear(sc.fams)
+	clear(sc.prepared)
+	clear(sc.ids)
+	sc.fams, sc.prepared, sc.ids = sc.fams[:0], sc.prepared[:0], sc.ids[:0]
 }
 
 // newFamily builds a stored family from a prepared (sanitized, validated)

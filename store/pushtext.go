@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
@@ -45,14 +46,10 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	if !s.renderAtPush(old, p.Time, textScrapes) {
 		enc = exposition.EncodingProtobuf
 	}
-	in := installing{
-		fams:        make([]*Family, tmpl.Families()),
-		prepared:    make([]admission.Family, tmpl.Families()),
-		enc:         enc,
-		textScrapes: textScrapes,
-		tmpl:        tmpl,
-		from:        old,
-	}
+	n := tmpl.Families()
+	sc.fams, sc.prepared = slices.Grow(sc.fams[:0], n)[:n], slices.Grow(sc.prepared[:0], n+2)[:n]
+	sc.ids = slices.Grow(sc.ids[:0], n)[:n]
+	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old}
 	for i := range in.fams {
 		of := old.families.get(tmpl.FamilyName(i))
 		if of == nil {
@@ -65,9 +62,11 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 		in.fams[i] = f
 		// What the index's check reads: the series are those of, and
 		// already indexed for, the family replaced.
-		name, typ := of.Name(), of.Type()
+		id := &sc.ids[i]
+		id.name, id.typ = of.Name(), of.Type()
+		id.mf = dto.MetricFamily{Name: &id.name, Type: &id.typ}
 		in.prepared[i] = admission.Family{
-			MF:     &dto.MetricFamily{Name: &name, Type: &typ},
+			MF:     &id.mf,
 			Series: of.series,
 			Plain:  of.cache.Plain(),
 			Labels: of.labelNames(),

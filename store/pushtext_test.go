@@ -27,7 +27,7 @@ type textPusher struct {
 }
 
 // push pushes body to key and reports whether PushText applied it.
-func (tp textPusher) push(t *testing.T, key groupkey.Key, method Method, body []byte, at time.Time) (bool, error) {
+func (tp textPusher) push(t testing.TB, key groupkey.Key, method Method, body []byte, at time.Time) (bool, error) {
 	t.Helper()
 	ctx := context.Background()
 	rd, err := exposition.Read(bytes.NewReader(body), "text/plain; version=0.0.4", exposition.DecodeOptions{})
