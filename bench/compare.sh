@@ -402,7 +402,9 @@ start null "$NULL_PORT" "$bench" null -listen "127.0.0.1:$NULL_PORT" -static-fil
 null_pid=$server_pid
 for n in "${sizes[@]}"; do
 	log "null: pushing with $n group names"
-	pushes null "$null_url" "$n"
+	# With its PID: the null server's CPU per push is the floor the
+	# gateway's is held against (pushgate/null in the same run).
+	pushes null "$null_url" "$n" "$null_pid"
 done
 scrapes null "$null_url" "$g"
 note null "scrape-gzip-$g" "the null server sends gzip compressed once at start, like a static file server with precompressed files"

@@ -16,6 +16,7 @@ import (
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/internal/storetest"
+	"github.com/pushgate/pushgate/render"
 )
 
 // textPusher pushes text bodies as the web handler does: read, offered to
@@ -232,4 +233,58 @@ func TestPushTextLeavesOtherShapesToPush(t *testing.T) {
 	if _, handled, _ := s.PushText(ctx, Push{Key: key, Time: at}, body(4)); handled {
 		t.Fatal("a push to a group changed without a template was handled")
 	}
+}
+
+// TestConcurrentSameShapePushesInstallWholeBodies pushes bodies of one
+// shape to one group from several goroutines at once, so that pushes built
+// from a group another push has just replaced meet (install refuses them
+// and they go the whole way): every push succeeds, and the group ends with
+// the values of exactly one of the bodies.
+func TestConcurrentSameShapePushesInstallWholeBodies(t *testing.T) {
+	s := New(Options{})
+	tp := textPusher{s: s, templates: true}
+	key := storetest.Key("job", "race")
+	body := func(v int) []byte {
+		return fmt.Appendf(nil, "# TYPE a_total counter\na_total{x=\"1\"} %d\na_total{x=\"2\"} %d\n# TYPE b gauge\nb %d\n", v, v, v)
+	}
+	at := time.Unix(1_700_000_000, 0)
+	if _, err := tp.push(t, key, Replace, body(0), at); err != nil {
+		t.Fatal(err)
+	}
+	const workers, pushes = 4, 200
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			for i := range pushes {
+				v := 1 + w*pushes + i
+				if _, err := tp.push(t, key, Replace, body(v), at.Add(time.Duration(v)*time.Millisecond)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams := map[string]string{}
+	for _, f := range s.Group(key).Families() {
+		text, err := render.Body(f, exposition.NewFormat(exposition.EncodingText))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fams[f.Name()] = string(text)
+	}
+	var v int
+	if _, err := fmt.Sscanf(fams["b"][strings.LastIndexByte(strings.TrimSpace(fams["b"]), ' ')+1:], "%d", &v); err != nil {
+		t.Fatalf("gauge b: %v\n%s", err, fams["b"])
+	}
+	want := fmt.Sprintf("a_total{instance=\"\",job=\"race\",x=\"1\"} %d\na_total{instance=\"\",job=\"race\",x=\"2\"} %d\n", v, v)
+	if !strings.Contains(fams["a_total"], want) {
+		t.Fatalf("the group mixes pushes: b is %d, a_total is\n%s", v, fams["a_total"])
+	}
+	t.Logf("%d of %d pushes from the template", s.TemplatePushes(), workers*pushes)
 }

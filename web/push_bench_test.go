@@ -33,10 +33,15 @@ func (w *discardWriter) WriteHeader(code int)        { w.code = code }
 // scraped=yes a text scrape is marked as started before each push, so that the
 // push renders its text bodies (store's renderAtPush); without, the pushes
 // replace bodies no scrape read and render none, as pushes faster than
-// scrapes do.
+// scrapes do. format=text-repush pushes every group the same shape, so that
+// its pushes are applied from its template (store.PushText); format=text
+// changes each group's shape at each push, so that every push is parsed.
 func BenchmarkPush(b *testing.B) {
 	const groups = 1000
-	for _, c := range []struct{ format, scraped string }{{"text", "no"}, {"protobuf", "no"}, {"text", "yes"}, {"protobuf", "yes"}} {
+	for _, c := range []struct{ format, scraped string }{
+		{"text", "no"}, {"text-repush", "no"}, {"protobuf", "no"},
+		{"text", "yes"}, {"text-repush", "yes"}, {"protobuf", "yes"},
+	} {
 		format := c.format
 		b.Run("format="+format+"/scraped="+c.scraped, func(b *testing.B) {
 			st := store.New(store.Options{})
@@ -51,10 +56,21 @@ func BenchmarkPush(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			bodies := make([][]byte, 64)
+			bodies, others := make([][]byte, 64), make([][]byte, 64)
 			contentType := payload.TextContentType
 			for i := range bodies {
-				if format == "text" {
+				switch format {
+				case "text":
+					// Two shapes, each group's pushes in turn (a comment
+					// line changes the skeleton, not the families):
+					// every push is parsed and checked, none applied from
+					// its group's template.
+					bodies[i] = payload.Text(i, i+1)
+					others[i] = append([]byte("# another shape\n"), bodies[i]...)
+					continue
+				case "text-repush":
+					// One shape: after a group's first push, every push
+					// is applied from its template (store.PushText).
 					bodies[i] = payload.Text(i, i+1)
 					continue
 				}
@@ -79,7 +95,11 @@ func BenchmarkPush(b *testing.B) {
 				if c.scraped == "yes" {
 					rs.StartScrape(exposition.EncodingText)
 				}
-				r, err := http.NewRequestWithContext(ctx, http.MethodPut, targets[i%groups], bytes.NewReader(bodies[i%len(bodies)]))
+				body := bodies[i%len(bodies)]
+				if format == "text" && i/groups%2 == 1 {
+					body = others[i%len(others)]
+				}
+				r, err := http.NewRequestWithContext(ctx, http.MethodPut, targets[i%groups], bytes.NewReader(body))
 				if err != nil {
 					b.Fatal(err)
 				}
