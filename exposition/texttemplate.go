@@ -50,6 +50,9 @@ type TextTemplate struct {
 type templateFamily struct {
 	name  string
 	slots []int32
+	// lines holds, for each sample line of the family's text body, the
+	// body value it shows (AppendFamilyText); nil when none was found.
+	lines []templateLine
 }
 
 // Families returns how many families the template's pushes store.
@@ -101,17 +104,19 @@ func BuildTextTemplate(d *Decoded, families []*dto.MetricFamily, sc *[]byte) (*T
 	}
 	t.skeleton = append(skeleton, body[prev:]...)
 
-	// Number the values: each field then holds the index of the value
-	// that fills it, and encoding the families shows which goes where.
+	// Number the values from 1: each field then holds 1 + the index of
+	// the value that fills it, and encoding the families shows which goes
+	// where. 0 is what a renderer writes for a field no line set (a
+	// summary without a _count line), so it names no value.
 	for k, r := range refs {
 		switch {
 		case r.f != nil:
-			*r.f = float64(k)
+			*r.f = float64(k + 1)
 		case r.u != nil:
-			*r.u = uint64(k)
+			*r.u = uint64(k + 1)
 		}
 	}
-	w := valueWalk{seen: make([]bool, len(refs))}
+	w := valueWalk{seen: make([]bool, len(refs)), counts: make([]bool, len(refs))}
 	format := NewFormat(EncodingProtobuf).WithKnownFields()
 	t.families = make([]templateFamily, len(families))
 	for i, mf := range families {
@@ -125,6 +130,7 @@ func BuildTextTemplate(d *Decoded, families []*dto.MetricFamily, sc *[]byte) (*T
 		}
 		// A copy: the name is a substring of the pooled body.
 		t.families[i] = templateFamily{name: strings.Clone(mf.GetName()), slots: w.slots}
+		t.families[i].lines = textLines(mf, w.seen, w.counts, sc)
 	}
 	// A value the parser stored and a later line replaced (a second
 	// _count line of one histogram) has no field, but the parser still
@@ -204,6 +210,8 @@ type valueWalk struct {
 	next  int
 	vals  []float64
 	seen  []bool
+	// counts marks, collecting, the body values that fill a count.
+	counts []bool
 	// inPlace rewrites the bytes walked, which must be a copy, instead
 	// of appending to dst; a count whose varint would change its length
 	// fails the walk.
@@ -370,7 +378,11 @@ func (w *valueWalk) varintField(dst []byte, kind walkKind, num protowire.Number,
 		return dst, false // sample_count, cumulative_count
 	}
 	if w.vals == nil {
-		return dst, u <= math.MaxInt32 && w.collect(float64(u))
+		if u > math.MaxInt32 || !w.collect(float64(u)) {
+			return dst, false
+		}
+		w.counts[u-1] = true
+		return dst, true
 	}
 	v, ok := w.value()
 	if !ok {
@@ -411,11 +423,12 @@ func (w *valueWalk) value() (float64, bool) {
 	return w.vals[k], true
 }
 
-// collect records v, a numbered value (BuildTextTemplate), as the next
-// slot: it must name a body value no other field holds.
+// collect records v, a numbered value (BuildTextTemplate: 1 + the index
+// of a body value), as the next slot: it must name a body value no other
+// field holds.
 func (w *valueWalk) collect(v float64) bool {
-	k := int(v)
-	if float64(k) != v || k < 0 || k >= len(w.seen) || w.seen[k] {
+	k := int(v) - 1
+	if float64(k+1) != v || k < 0 || k >= len(w.seen) || w.seen[k] {
 		return false
 	}
 	w.seen[k] = true

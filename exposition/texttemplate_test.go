@@ -454,6 +454,9 @@ type templateResult struct {
 	mismatch string
 	// decoded2 reports whether the second body decodes.
 	decoded2 bool
+	// textWritten and textMissed count the text bodies AppendFamilyText
+	// wrote and declined to write.
+	textWritten, textMissed int
 }
 
 // checkTemplatePair builds a template from b1, matches b2 with it,
@@ -467,6 +470,7 @@ func checkTemplatePair(t testing.TB, b1, b2 []byte) templateResult {
 	}
 	// BuildTextTemplate overwrites the values: encode first.
 	old, names := encodeFamilies(t, d1.Families)
+	oldText := renderFamilies(d1.Families)
 	var sc []byte
 	tmpl, ok := BuildTextTemplate(d1, d1.Families, &sc)
 	d1.Release()
@@ -518,15 +522,47 @@ func checkTemplatePair(t testing.TB, b1, b2 []byte) templateResult {
 			res.mismatch = fmt.Sprintf("family %q: rewritten\n%x\ndecoded\n%x", names[i], rewritten[i], want)
 			return res
 		}
+		// The text bodies written from the first body's: those of the
+		// second, wherever the first could be rendered.
+		for e, enc := range []Encoding{EncodingText, EncodingOpenMetrics} {
+			if oldText[i][e] == nil {
+				continue
+			}
+			got, ok := tmpl.AppendFamilyText(nil, i, enc, oldText[i][e], vals)
+			if !ok {
+				res.textMissed++
+				continue
+			}
+			want, err := AppendBody(nil, mf, NewFormat(enc))
+			if err != nil || !bytes.Equal(got, want) {
+				res.mismatch = fmt.Sprintf("family %q as %s: written\n%s\nrendered (%v)\n%s", names[i], enc, got, err, want)
+				return res
+			}
+			res.textWritten++
+		}
 	}
 	return res
+}
+
+// renderFamilies returns each family's text and OpenMetrics bodies, nil
+// where it cannot be rendered.
+func renderFamilies(families []*dto.MetricFamily) [][2][]byte {
+	out := make([][2][]byte, len(families))
+	for i, mf := range families {
+		for e, enc := range []Encoding{EncodingText, EncodingOpenMetrics} {
+			if b, err := AppendBody(nil, mf, NewFormat(enc)); err == nil {
+				out[i][e] = b
+			}
+		}
+	}
+	return out
 }
 
 func TestTextTemplateRewritesAsTheParserStores(t *testing.T) {
 	const cases = 2000
 	g := newTextGen(20240611, true)
 	var outcomes [outcomeRewritten + 1]int
-	failures, plain, plainRewritten := 0, 0, 0
+	failures, plain, plainRewritten, textWritten, textMissed := 0, 0, 0, 0, 0
 	byQuirks := map[string]int{}
 	for n := range cases {
 		c1 := g.body()
@@ -534,6 +570,8 @@ func TestTextTemplateRewritesAsTheParserStores(t *testing.T) {
 		b1, b2 := c1.bytes(), c2.bytes()
 		res := checkTemplatePair(t, b1, b2)
 		outcomes[res.outcome]++
+		textWritten += res.textWritten
+		textMissed += res.textMissed
 		if len(c1.quirks()) == 0 {
 			plain++
 			if res.outcome == outcomeRewritten {
@@ -565,6 +603,12 @@ func TestTextTemplateRewritesAsTheParserStores(t *testing.T) {
 	t.Logf("of %d cases: B1 refused %d, no template %d, no match %d, no rewrite %d, rewritten %d",
 		cases, outcomes[outcomeNoDecode], outcomes[outcomeNoTemplate], outcomes[outcomeNoMatch],
 		outcomes[outcomeNoRewrite], outcomes[outcomeRewritten])
+	t.Logf("text bodies: %d written from the first body's, %d not", textWritten, textMissed)
+	// Families without a _sum or _count line (a fifth of the generated
+	// summaries and histograms) have no lines: their renderer writes 0.
+	if textWritten < 1000 || textMissed > textWritten/3 {
+		t.Errorf("%d text bodies written from the first body's, %d not: too few to test them", textWritten, textMissed)
+	}
 	// Bodies with a rare shape get no template: the floor counts the
 	// others.
 	if plainRewritten < plain*8/10 || plain < cases/2 {

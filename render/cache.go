@@ -127,6 +127,31 @@ func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition
 	return c.keep(pb, enc, err, sc)
 }
 
+// FillBody is Fill for a family whose body in enc the caller wrote,
+// body (a push applied from its template writes it from the last one's:
+// exposition.TextTemplate.AppendFamilyText).
+func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
+	c.pushed.plain = plain
+	if !plain || enc == exposition.EncodingProtobuf {
+		return bytes.Clone(pb)
+	}
+	sc.body = append(sc.body[:0], body...)
+	return c.keep(pb, enc, nil, sc)
+}
+
+// TextIn returns the s2 block and length of the family's text body in
+// enc, the one its push rendered or the one a scrape cached, and whether
+// there is one.
+func (c *Cache) TextIn(enc exposition.Encoding) (packed []byte, size int, ok bool) {
+	if p := c.pushed; p.packed != nil && exposition.Encoding(p.enc) == enc {
+		return p.packed, int(p.size), true
+	}
+	if tb := c.text.Load(); tb != nil && tb.enc == enc {
+		return tb.packed, tb.size, true
+	}
+	return nil, 0, false
+}
+
 // keep stores the text body in sc.body, rendered in enc with the outcome
 // err, as the pushed body beside pb, the family's s2 block, and returns
 // the family's copy of pb.

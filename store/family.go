@@ -104,12 +104,15 @@ type scratch struct {
 	id seriesid.Family
 	// check holds admission's buffers for a Disposable push.
 	check admission.Scratch
-	// vals and old take a push's values and a family's last protobuf
-	// bytes, for a push applied from its group's template (PushText);
+	// vals, old and oldText take a push's values and a family's last
+	// protobuf bytes and text body, newText its new text body, for a push
+	// applied from its group's template (PushText);
 	// fams, prepared and ids hold what it installs and what the index
 	// reads of it.
 	vals     []float64
 	old      []byte
+	oldText  []byte
+	newText  []byte
 	fams     []*Family
 	prepared []admission.Family
 	ids      []familyID

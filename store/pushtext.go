@@ -50,11 +50,17 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	sc.fams, sc.prepared = slices.Grow(sc.fams[:0], n)[:n], slices.Grow(sc.prepared[:0], n+2)[:n]
 	sc.ids = slices.Grow(sc.ids[:0], n)[:n]
 	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old}
+	// Both the template's families and the group's are sorted by name.
+	j := 0
 	for i := range in.fams {
-		of := old.families.get(tmpl.FamilyName(i))
-		if of == nil {
+		name := tmpl.FamilyName(i)
+		for j < len(old.families) && old.families[j].Name() < name {
+			j++
+		}
+		if j == len(old.families) || old.families[j].Name() != name {
 			return 0, false, nil
 		}
+		of := old.families[j]
 		f, ok := repushFamily(of, tmpl, i, p, enc, sc)
 		if !ok {
 			return 0, false, nil
@@ -111,7 +117,37 @@ func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, p Push, enc 
 		return nil, false
 	}
 	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(p.Time), series: of.series, extra: of.extra}
+	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
+	if text, ok := repushText(of, tmpl, i, enc, sc); ok {
+		f.packed = f.cache.FillBody(text, plain, enc, pb, &sc.text)
+		return f, true
+	}
 	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
-	f.packed = f.cache.FillStored(stored, of.cache.Plain(), enc, render.EncodeInto(&sc.packed, sc.body), &sc.text)
+	f.packed = f.cache.FillStored(stored, plain, enc, pb, &sc.text)
 	return f, true
+}
+
+// repushText returns the text body in enc of family i of tmpl, written
+// from of's body in enc with the values sc.vals
+// (TextTemplate.AppendFamilyText), when of has one (rendered at its push,
+// or cached by a scrape) and enc is a text encoding of a plain family.
+// Otherwise the body is rendered from the new protobuf bytes
+// (render.Cache.FillStored), which decodes them first.
+func repushText(of *Family, tmpl *exposition.TextTemplate, i int, enc exposition.Encoding, sc *scratch) ([]byte, bool) {
+	if enc == exposition.EncodingProtobuf || !of.cache.Plain() {
+		return nil, false
+	}
+	packed, size, ok := of.cache.TextIn(enc)
+	if !ok {
+		return nil, false
+	}
+	if cap(sc.oldText) < size {
+		sc.oldText = make([]byte, size)
+	}
+	old, err := s2.Decode(sc.oldText[:size], packed)
+	if err != nil {
+		return nil, false
+	}
+	sc.newText, ok = tmpl.AppendFamilyText(sc.newText[:0], i, enc, old, sc.vals)
+	return sc.newText, ok
 }

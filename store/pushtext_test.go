@@ -170,8 +170,25 @@ func TestPushesFromTemplatesStoreWhatParsedPushesStore(t *testing.T) {
 	handled := 0
 	for step := range 1500 {
 		if r.IntN(25) == 0 {
-			fast.render.StartScrape(exposition.EncodingText)
-			slow.render.StartScrape(exposition.EncodingText)
+			// A scrape starts, in text or OpenMetrics; in the store that
+			// applies templates it caches every family's body, which
+			// pushes then write their bodies from.
+			enc := exposition.EncodingText
+			if r.IntN(2) == 0 {
+				enc = exposition.EncodingOpenMetrics
+			}
+			fast.render.StartScrape(enc)
+			slow.render.StartScrape(enc)
+			var sc render.Scratch
+			for _, g := range fast.Groups() {
+				for _, f := range g.Families() {
+					if f.cache.Plain() {
+						if _, err := f.cache.Text(f, enc, &sc); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
 		}
 		key := keys[r.IntN(len(keys))]
 		method := Replace
