@@ -216,6 +216,8 @@ type valueWalk struct {
 	// of appending to dst; a count whose varint would change its length
 	// fails the walk.
 	inPlace bool
+	// floatsOnly fails the walk at a count (SetValues).
+	floatsOnly bool
 }
 
 // The messages a family's protobuf bytes are made of, as valueWalk reads
@@ -374,7 +376,7 @@ func (w *valueWalk) fixedField(dst []byte, kind walkKind, num protowire.Number, 
 // varintField walks a varint field num (a count) of a message of kind
 // kind, whose value u raw holds.
 func (w *valueWalk) varintField(dst []byte, kind walkKind, num protowire.Number, u uint64, raw []byte) ([]byte, bool) {
-	if num != 1 || kind != walkSummary && kind != walkHistogram && kind != walkBucket {
+	if num != 1 || kind != walkSummary && kind != walkHistogram && kind != walkBucket || w.floatsOnly {
 		return dst, false // sample_count, cumulative_count
 	}
 	if w.vals == nil {

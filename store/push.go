@@ -137,7 +137,16 @@ var errStale = errors.New("the group changed while the push was built from it")
 func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scratch) (journal.Position, error) {
 	gid := p.Key.ID()
 	fams, prepared, enc := in.fams, in.prepared, in.enc
-	pushFam, pushPrep := s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
+	var (
+		pushFam  *Family
+		pushPrep admission.Family
+	)
+	if in.from != nil {
+		pushFam = repushTime(in.from, p.Time, enc, sc)
+	}
+	if pushFam == nil {
+		pushFam, pushPrep = s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
+	}
 
 	s.mu.Lock()
 	if p.Expect != nil && !p.Expect.holds(s, gid) {

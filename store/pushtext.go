@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
@@ -150,4 +151,50 @@ func repushText(of *Family, tmpl *exposition.TextTemplate, i int, enc exposition
 	}
 	sc.newText, ok = tmpl.AppendFamilyText(sc.newText[:0], i, enc, old, sc.vals)
 	return sc.newText, ok
+}
+
+// repushTime returns the push_time_seconds of group g at time at, written
+// from g's own (exposition.SetValues, and SetTextValues from its text body
+// in enc when it has one), or nil when g has none that can be: a push
+// applied from its template changes nothing else of it.
+func repushTime(g *Group, at time.Time, enc exposition.Encoding, sc *scratch) *Family {
+	of := g.families.get(PushTimeName)
+	if of == nil {
+		return nil
+	}
+	n, err := s2.DecodedLen(of.packed)
+	if err != nil {
+		return nil
+	}
+	if cap(sc.old) < n {
+		sc.old = make([]byte, n)
+	}
+	old, err := s2.Decode(sc.old[:n], of.packed)
+	if err != nil {
+		return nil
+	}
+	vals := append(sc.vals[:0], unixSeconds(at))
+	sc.vals = vals
+	var ok bool
+	if sc.body, ok = exposition.SetValues(sc.body[:0], old, vals); !ok {
+		return nil
+	}
+	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(at), series: of.series, extra: of.extra}
+	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
+	if enc != exposition.EncodingProtobuf && plain {
+		if packed, size, ok := of.cache.TextIn(enc); ok {
+			if cap(sc.oldText) < size {
+				sc.oldText = make([]byte, size)
+			}
+			if text, err := s2.Decode(sc.oldText[:size], packed); err == nil {
+				if sc.newText, ok = exposition.SetTextValues(sc.newText[:0], text, enc, vals); ok {
+					f.packed = f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
+					return f
+				}
+			}
+		}
+	}
+	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
+	f.packed = f.cache.FillStored(stored, plain, enc, pb, &sc.text)
+	return f
 }
