@@ -53,3 +53,25 @@ func (fs familySet) clone(extra int) familySet {
 	copy(out, fs)
 	return out
 }
+
+// counterparts returns, for each family of a, the family of b of the same
+// name, or nil, in a's order, appended to buf[:0]. Both sets are sorted by
+// name and walked side by side: a lookup in b for each family of a took
+// 3.4% of a push's CPU at 10,000 groups, most of it under the store's
+// lock (reindex, publish).
+func counterparts(a, b familySet, buf []*Family) []*Family {
+	out := buf[:0]
+	j := 0
+	for _, f := range a {
+		name := f.Name()
+		for j < len(b) && b[j].Name() < name {
+			j++
+		}
+		if j < len(b) && b[j].Name() == name {
+			out = append(out, b[j])
+		} else {
+			out = append(out, nil)
+		}
+	}
+	return out
+}

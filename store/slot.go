@@ -90,12 +90,14 @@ func (s *Store) reindex(gid string, old, next *Group) {
 	case old != nil && next == nil:
 		s.headGroups--
 	}
+	var buf [16]*Family
 	if old != nil {
-		for _, f := range old.families {
-			var nf *Family
-			if next != nil {
-				nf = next.families.get(f.Name())
-			}
+		var nextFams familySet
+		if next != nil {
+			nextFams = next.families
+		}
+		for i, nf := range counterparts(old.families, nextFams, buf[:]) {
+			f := old.families[i]
 			if nf == f || (nf != nil && f.hasSeries(nf.Type(), nf.series, nf.labelNames())) {
 				continue
 			}
@@ -106,11 +108,12 @@ func (s *Store) reindex(gid string, old, next *Group) {
 	if next == nil {
 		return
 	}
-	for _, f := range next.families {
-		var of *Family
-		if old != nil {
-			of = old.families.get(f.Name())
-		}
+	var oldFams familySet
+	if old != nil {
+		oldFams = old.families
+	}
+	for i, of := range counterparts(next.families, oldFams, buf[:]) {
+		f := next.families[i]
 		if of == f || (of != nil && of.hasSeries(f.Type(), f.series, f.labelNames())) {
 			continue
 		}
@@ -130,12 +133,20 @@ func (s *Store) publish(gid string, old, next *Group) {
 		return
 	}
 	s.published.Add(1)
+	var buf [16]*Family
+	var oldFams, nextFams familySet
 	if old != nil {
-		for _, f := range old.families {
-			name := f.Name()
-			if next != nil && next.families.get(name) != nil {
+		oldFams = old.families
+	}
+	if next != nil {
+		nextFams = next.families
+	}
+	if old != nil {
+		for i, nf := range counterparts(oldFams, nextFams, buf[:]) {
+			if nf != nil {
 				continue
 			}
+			name := oldFams[i].Name()
 			if gone, ok := s.entries.Delete(probe(name, gid)); ok {
 				s.retire(gone.slot)
 			}
@@ -145,12 +156,9 @@ func (s *Store) publish(gid string, old, next *Group) {
 		delete(s.groups, gid)
 		return
 	}
-	for _, f := range next.families {
+	for i, of := range counterparts(nextFams, oldFams, buf[:]) {
+		f := next.families[i]
 		name := f.Name()
-		var of *Family
-		if old != nil {
-			of = old.families.get(name)
-		}
 		if of == f {
 			continue
 		}
