@@ -106,17 +106,19 @@ type Body struct {
 // parsed (Text), and prepares a protobuf body to be decoded as it is
 // read. Its errors are those of Decode's reading. A Body is decoded
 // (Decode) or released (Release), once.
-func Read(r io.Reader, contentType string, opts DecodeOptions) (*Body, error) {
+//
+// A Body is returned by value, so that reading one allocates nothing.
+func Read(r io.Reader, contentType string, opts DecodeOptions) (Body, error) {
 	if IsProtobuf(contentType) {
-		return &Body{r: r, opts: opts, proto: true}, nil
+		return Body{r: r, opts: opts, proto: true}, nil
 	}
 	d := textDecoders.Get().(*textDecoder)
 	d.buf.Reset()
 	if err := readBody(&d.buf, r, opts.MaxBytes); err != nil {
 		d.put()
-		return nil, fmt.Errorf("read body: %w", err)
+		return Body{}, fmt.Errorf("read body: %w", err)
 	}
-	return &Body{text: d, opts: opts}, nil
+	return Body{text: d, opts: opts}, nil
 }
 
 // Text returns a text body as read, nil for a protobuf body. It is valid
