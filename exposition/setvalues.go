@@ -1,7 +1,5 @@
 package exposition
 
-import "bytes"
-
 // SetValues appends to dst the stored protobuf bytes old (field 4 of
 // MetricFamily for each metric) with their value fields set, in order, to
 // vals: each the value of a gauge, counter or untyped metric, or a
@@ -37,28 +35,10 @@ func SetValues(dst, old []byte, vals []float64) ([]byte, bool) {
 // counter or an untyped metric). ok is false when old has other than
 // len(vals) lines.
 func SetTextValues(dst, old []byte, enc Encoding, vals []float64) ([]byte, bool) {
-	if enc != EncodingText && enc != EncodingOpenMetrics {
-		return dst, false
+	var small [4]templateLine
+	lines := small[:0]
+	for k := range vals {
+		lines = append(lines, templateLine{token: int32(k)})
 	}
-	start, n := len(dst), 0
-	for len(old) > 0 {
-		end := bytes.IndexByte(old, '\n')
-		sp := bytes.LastIndexByte(old[:max(end, 0)], ' ')
-		if end < 0 || sp < 0 || n == len(vals) {
-			return dst[:start], false
-		}
-		dst = append(dst, old[:sp+1]...)
-		if enc == EncodingOpenMetrics {
-			dst = appendOpenMetricsFloat(dst, vals[n])
-		} else {
-			dst = appendTextFloat(dst, vals[n])
-		}
-		dst = append(dst, '\n')
-		old = old[end+1:]
-		n++
-	}
-	if n != len(vals) {
-		return dst[:start], false
-	}
-	return dst, true
+	return appendLineValues(dst, old, enc, lines, vals)
 }

@@ -62,7 +62,19 @@ func textLines(mf *dto.MetricFamily, seen, counts []bool, sc *[]byte) []template
 // runs).
 func (t *TextTemplate) AppendFamilyText(dst []byte, i int, enc Encoding, old []byte, vals []float64) ([]byte, bool) {
 	lines := t.families[i].lines
-	if lines == nil || enc != EncodingText && enc != EncodingOpenMetrics {
+	if lines == nil {
+		return dst, false
+	}
+	return appendLineValues(dst, old, enc, lines, vals)
+}
+
+// appendLineValues appends old, a text body in enc (EncodingText or
+// EncodingOpenMetrics) of len(lines) sample lines, with the value of its
+// line n set to the body value lines[n] names, written as the renderer
+// writes it (a count as an integer in OpenMetrics). ok is false for
+// another encoding, or another number of lines.
+func appendLineValues(dst, old []byte, enc Encoding, lines []templateLine, vals []float64) ([]byte, bool) {
+	if enc != EncodingText && enc != EncodingOpenMetrics {
 		return dst, false
 	}
 	start := len(dst)

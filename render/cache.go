@@ -139,17 +139,16 @@ func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb []
 	return c.keep(pb, enc, nil, sc)
 }
 
-// TextIn returns the s2 block and length of the family's text body in
-// enc, the one its push rendered or the one a scrape cached, and whether
-// there is one.
-func (c *Cache) TextIn(enc exposition.Encoding) (packed []byte, size int, ok bool) {
+// TextIn returns the s2 block of the family's text body in enc, the one
+// its push rendered or the one a scrape cached, and whether there is one.
+func (c *Cache) TextIn(enc exposition.Encoding) (packed []byte, ok bool) {
 	if p := c.pushed; p.packed != nil && exposition.Encoding(p.enc) == enc {
-		return p.packed, int(p.size), true
+		return p.packed, true
 	}
 	if tb := c.text.Load(); tb != nil && tb.enc == enc {
-		return tb.packed, tb.size, true
+		return tb.packed, true
 	}
-	return nil, 0, false
+	return nil, false
 }
 
 // keep stores the text body in sc.body, rendered in enc with the outcome

@@ -102,18 +102,10 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, p Push, enc exposition.Encoding, sc *scratch) (*Family, bool) {
 	// A block that does not decompress is left to Push, which replaces
 	// it without reading it.
-	n, err := s2.DecodedLen(of.packed)
-	if err != nil {
+	oldBytes, ok := unpackInto(&sc.old, of.packed)
+	if !ok {
 		return nil, false
 	}
-	if cap(sc.old) < n {
-		sc.old = make([]byte, n)
-	}
-	oldBytes, err := s2.Decode(sc.old[:n], of.packed)
-	if err != nil {
-		return nil, false
-	}
-	var ok bool
 	if sc.body, ok = tmpl.AppendFamily(sc.body[:0], i, oldBytes, sc.vals); !ok {
 		return nil, false
 	}
@@ -138,19 +130,36 @@ func repushText(of *Family, tmpl *exposition.TextTemplate, i int, enc exposition
 	if enc == exposition.EncodingProtobuf || !of.cache.Plain() {
 		return nil, false
 	}
-	packed, size, ok := of.cache.TextIn(enc)
+	old, ok := oldText(of, enc, sc)
 	if !ok {
-		return nil, false
-	}
-	if cap(sc.oldText) < size {
-		sc.oldText = make([]byte, size)
-	}
-	old, err := s2.Decode(sc.oldText[:size], packed)
-	if err != nil {
 		return nil, false
 	}
 	sc.newText, ok = tmpl.AppendFamilyText(sc.newText[:0], i, enc, old, sc.vals)
 	return sc.newText, ok
+}
+
+// oldText returns of's text body in enc, rendered at its push or cached by
+// a scrape, decompressed into sc.oldText, and whether it has one.
+func oldText(of *Family, enc exposition.Encoding, sc *scratch) ([]byte, bool) {
+	packed, ok := of.cache.TextIn(enc)
+	if !ok {
+		return nil, false
+	}
+	return unpackInto(&sc.oldText, packed)
+}
+
+// unpackInto decompresses the s2 block into *buf, grown if need be, and
+// reports whether it could.
+func unpackInto(buf *[]byte, block []byte) ([]byte, bool) {
+	n, err := s2.DecodedLen(block)
+	if err != nil {
+		return nil, false
+	}
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b, err := s2.Decode((*buf)[:n], block)
+	return b, err == nil
 }
 
 // repushTime returns the push_time_seconds of group g at time at, written
@@ -162,35 +171,22 @@ func repushTime(g *Group, at time.Time, enc exposition.Encoding, sc *scratch) *F
 	if of == nil {
 		return nil
 	}
-	n, err := s2.DecodedLen(of.packed)
-	if err != nil {
-		return nil
-	}
-	if cap(sc.old) < n {
-		sc.old = make([]byte, n)
-	}
-	old, err := s2.Decode(sc.old[:n], of.packed)
-	if err != nil {
+	old, ok := unpackInto(&sc.old, of.packed)
+	if !ok {
 		return nil
 	}
 	vals := append(sc.vals[:0], unixSeconds(at))
 	sc.vals = vals
-	var ok bool
 	if sc.body, ok = exposition.SetValues(sc.body[:0], old, vals); !ok {
 		return nil
 	}
 	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(at), series: of.series, extra: of.extra}
 	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
 	if enc != exposition.EncodingProtobuf && plain {
-		if packed, size, ok := of.cache.TextIn(enc); ok {
-			if cap(sc.oldText) < size {
-				sc.oldText = make([]byte, size)
-			}
-			if text, err := s2.Decode(sc.oldText[:size], packed); err == nil {
-				if sc.newText, ok = exposition.SetTextValues(sc.newText[:0], text, enc, vals); ok {
-					f.packed = f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
-					return f
-				}
+		if text, ok := oldText(of, enc, sc); ok {
+			if sc.newText, ok = exposition.SetTextValues(sc.newText[:0], text, enc, vals); ok {
+				f.packed = f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
+				return f
 			}
 		}
 	}
