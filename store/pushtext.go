@@ -96,9 +96,8 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 // repushFamily returns of, family i of tmpl, with the values sc.vals and
 // the push's time, rendered in enc; ok is false when a value cannot be
 // stored from the template (TextTemplate.AppendFamily), or of's bytes
-// cannot be read. The new family
-// shares of's identity: name, HELP text, type, series hashes and label
-// names.
+// cannot be read. The new family shares of's identity: name, HELP text,
+// type, series hashes and label names.
 func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, p Push, enc exposition.Encoding, sc *scratch) (*Family, bool) {
 	// A block that does not decompress is left to Push, which replaces
 	// it without reading it.
