@@ -161,7 +161,17 @@ func unpack(t *testing.T, block []byte) []byte {
 // group's template and into one that parses every push, and requires the
 // same outcome of every push and the same groups after it, byte for byte.
 func TestPushesFromTemplatesStoreWhatParsedPushesStore(t *testing.T) {
-	fast, slow := New(Options{}), New(Options{})
+	for _, utf8Names := range []bool{false, true} {
+		t.Run(fmt.Sprintf("utf8names=%v", utf8Names), func(t *testing.T) {
+			samePushesFromTemplates(t, Options{UTF8Names: utf8Names})
+		})
+	}
+}
+
+// samePushesFromTemplates is TestPushesFromTemplatesStoreWhatParsedPushesStore
+// for stores made with opts.
+func samePushesFromTemplates(t *testing.T, opts Options) {
+	fast, slow := New(opts), New(opts)
 	slow.seed = fast.seed // The same series hashes in both.
 	tf, ts := textPusher{s: fast, templates: true}, textPusher{s: slow}
 	r := rand.New(rand.NewPCG(1, 2))
