@@ -173,6 +173,10 @@ type Decoded struct {
 	release func()
 }
 
+// Text returns the text body as read, for a text body the fast parser
+// parsed (nil otherwise). Like the families, it is borrowed until Release.
+func (d *Decoded) Text() []byte { return d.text }
+
 // Release hands the memory of d back for reuse and sets d.Families to nil.
 // Afterwards nothing that d held may be used: no family, metric, label
 // pair, nor any string read from them (names, label names and values, HELP
@@ -225,9 +229,10 @@ func (d *textDecoder) put() {
 	textDecoders.Put(d)
 }
 
-// decodeText parses a text format 0.0.4 body, read into d (Read), with textParser, or with
-// expfmt when textParser leaves the body to it. The parsers validate metric
-// and label names under the chosen scheme and label values as UTF-8.
+// decodeText parses a text format 0.0.4 body, read into d (Read), with
+// textParser, or with expfmt when textParser leaves the body to it. The
+// parsers validate metric and label names under the chosen scheme and
+// label values as UTF-8.
 //
 // The parser slices the read buffer itself (through unsafe.String) and the
 // families point into the parser's arenas; both go back to the pool on
@@ -494,7 +499,3 @@ func CheckMetricValue(typ dto.MetricType, m *dto.Metric) error {
 	}
 	return nil
 }
-
-// Text returns the text body as read, for a text body the fast parser
-// parsed (nil otherwise). Like the families, it is borrowed until Release.
-func (d *Decoded) Text() []byte { return d.text }

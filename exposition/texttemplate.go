@@ -116,7 +116,8 @@ func BuildTextTemplate(d *Decoded, families []*dto.MetricFamily, sc *[]byte) (*T
 			*r.u = uint64(k + 1)
 		}
 	}
-	w := valueWalk{seen: make([]bool, len(refs)), counts: make([]bool, len(refs))}
+	// Collecting reads the bytes and writes nothing (inPlace: no copy).
+	w := valueWalk{seen: make([]bool, len(refs)), counts: make([]bool, len(refs)), inPlace: true}
 	format := NewFormat(EncodingProtobuf).WithKnownFields()
 	t.families = make([]templateFamily, len(families))
 	for i, mf := range families {
@@ -204,7 +205,7 @@ func (t *TextTemplate) AppendFamily(dst []byte, i int, old []byte, vals []float6
 // valueWalk copies a family's protobuf bytes field by field. Rewriting
 // (vals set), it replaces each value field by the body value its slot
 // names; collecting (seen set), it reads each value field as the index of
-// a body value and appends it to slots.
+// a body value and appends it to slots, and writes nothing.
 type valueWalk struct {
 	slots []int32
 	next  int

@@ -104,8 +104,7 @@ func (sc *Scratch) Oversized() bool {
 // buffers pooled); rendering the same bodies at scrape time cost ~24 us
 // per family, because the scrape had to decode the stored protobuf first.
 func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
-	c.pushed.plain = plain
-	if !plain || enc == exposition.EncodingProtobuf {
+	if !c.rendersText(plain, enc) {
 		return bytes.Clone(pb)
 	}
 	var err error
@@ -118,8 +117,7 @@ func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, 
 // the same bytes: a push that reused the last push's skeleton
 // (exposition.TextTemplate) has no decoded family to render.
 func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
-	c.pushed.plain = plain
-	if !plain || enc == exposition.EncodingProtobuf {
+	if !c.rendersText(plain, enc) {
 		return bytes.Clone(pb)
 	}
 	var err error
@@ -131,8 +129,7 @@ func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition
 // body (a push applied from its template writes it from the last one's:
 // exposition.TextTemplate.AppendFamilyText).
 func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
-	c.pushed.plain = plain
-	if !plain || enc == exposition.EncodingProtobuf {
+	if !c.rendersText(plain, enc) {
 		return bytes.Clone(pb)
 	}
 	sc.body = append(sc.body[:0], body...)
@@ -149,6 +146,14 @@ func (c *Cache) TextIn(enc exposition.Encoding) (packed []byte, ok bool) {
 		return tb.packed, true
 	}
 	return nil, false
+}
+
+// rendersText records whether the family is plain, and reports whether a
+// fill renders its text body in enc: only a plain family's, and none in
+// the protobuf encoding.
+func (c *Cache) rendersText(plain bool, enc exposition.Encoding) bool {
+	c.pushed.plain = plain
+	return plain && enc != exposition.EncodingProtobuf
 }
 
 // keep stores the text body in sc.body, rendered in enc with the outcome

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"sort"
-	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -200,10 +199,11 @@ func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scra
 
 // renderAtPush reports whether a push at now to the group old (nil: a new
 // group), begun when textScrapes text scrapes had started
-// (render.State.TextScrapes), renders its families' text bodies (render.Cache.Fill): when pushes render text
-// at all (render.State.RenderText) and either the group is new or a text
-// scrape started since the group's last push, and so probably read the
-// bodies that push rendered. Otherwise the push replaces bodies no scrape
+// (render.State.TextScrapes), renders its families' text bodies
+// (render.Cache.Fill): when pushes render text at all
+// (render.State.RenderText) and either the group is new or a text scrape
+// started since the group's last push, and so probably read the bodies
+// that push rendered. Otherwise the push replaces bodies no scrape
 // read, and its own would likely go unread too: the next text scrape
 // renders the last push's bodies once, from their protobuf bytes
 // (render.Cache.Text), with the same bytes, instead of every push
@@ -401,9 +401,10 @@ func (s *Store) DeleteWhere(ctx context.Context, match func(*Group) bool, dryRun
 
 // seriesDelta returns how many series replacing group old by next (either
 // may be nil) adds to the store. Families shared by both are skipped, so the
-// cost is that of the families of the two groups, as in install. Both sets
-// are sorted by name and walked side by side: a lookup in the other set for
-// each family took 2.7% of a push's CPU at 10,000 groups.
+// cost is that of the families of the two groups, as in install; their
+// counterparts are found by walking both sorted sets side by side
+// (counterparts), where a lookup in the other set took 2.7% of a push's
+// CPU at 10,000 groups.
 func seriesDelta(old, next *Group) int {
 	var of, nf familySet
 	if old != nil {
@@ -412,30 +413,16 @@ func seriesDelta(old, next *Group) int {
 	if next != nil {
 		nf = next.families
 	}
-	d, i, j := 0, 0, 0
-	for i < len(of) || j < len(nf) {
-		switch {
-		case j == len(nf):
+	var buf [16]*Family
+	d := 0
+	for i, other := range counterparts(of, nf, buf[:]) {
+		if other != of[i] {
 			d -= len(of[i].series)
-			i++
-		case i == len(of):
-			d += len(nf[j].series)
-			j++
-		default:
-			switch c := strings.Compare(of[i].Name(), nf[j].Name()); {
-			case c < 0:
-				d -= len(of[i].series)
-				i++
-			case c > 0:
-				d += len(nf[j].series)
-				j++
-			default:
-				if of[i] != nf[j] {
-					d += len(nf[j].series) - len(of[i].series)
-				}
-				i++
-				j++
-			}
+		}
+	}
+	for i, other := range counterparts(nf, of, buf[:]) {
+		if other != nf[i] {
+			d += len(nf[i].series)
 		}
 	}
 	return d

@@ -48,7 +48,7 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 		enc = exposition.EncodingProtobuf
 	}
 	n := tmpl.Families()
-	sc.fams, sc.prepared = slices.Grow(sc.fams[:0], n)[:n], slices.Grow(sc.prepared[:0], n+2)[:n]
+	sc.fams, sc.prepared = slices.Grow(sc.fams[:0], n)[:n], slices.Grow(sc.prepared[:0], n)[:n]
 	sc.ids = slices.Grow(sc.ids[:0], n)[:n]
 	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old}
 	// Both the template's families and the group's are sorted by name.
@@ -62,7 +62,7 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 			return 0, false, nil
 		}
 		of := old.families[j]
-		f, ok := repushFamily(of, tmpl, i, p, enc, sc)
+		f, ok := repushFamily(of, tmpl, i, p.Time, enc, sc)
 		if !ok {
 			return 0, false, nil
 		}
@@ -93,12 +93,12 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	return pos, true, err
 }
 
-// repushFamily returns of, family i of tmpl, with the values sc.vals and
-// the push's time, rendered in enc; ok is false when a value cannot be
+// repushFamily returns of, family i of tmpl, with the values sc.vals,
+// pushed at at and rendered in enc; ok is false when a value cannot be
 // stored from the template (TextTemplate.AppendFamily), or of's bytes
 // cannot be read. The new family shares of's identity: name, HELP text,
 // type, series hashes and label names.
-func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, p Push, enc exposition.Encoding, sc *scratch) (*Family, bool) {
+func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, at time.Time, enc exposition.Encoding, sc *scratch) (*Family, bool) {
 	// A block that does not decompress is left to Push, which replaces
 	// it without reading it.
 	oldBytes, ok := unpackInto(&sc.old, of.packed)
@@ -108,43 +108,42 @@ func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, p Push, enc 
 	if sc.body, ok = tmpl.AppendFamily(sc.body[:0], i, oldBytes, sc.vals); !ok {
 		return nil, false
 	}
-	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(p.Time), series: of.series, extra: of.extra}
-	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
-	if text, ok := repushText(of, tmpl, i, enc, sc); ok {
-		f.packed = f.cache.FillBody(text, plain, enc, pb, &sc.text)
-		return f, true
+	old, written := oldText(of, enc, sc)
+	if written {
+		sc.newText, written = tmpl.AppendFamilyText(sc.newText[:0], i, enc, old, sc.vals)
 	}
-	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
-	f.packed = f.cache.FillStored(stored, plain, enc, pb, &sc.text)
-	return f, true
-}
-
-// repushText returns the text body in enc of family i of tmpl, written
-// from of's body in enc with the values sc.vals
-// (TextTemplate.AppendFamilyText), when of has one (rendered at its push,
-// or cached by a scrape) and enc is a text encoding of a plain family.
-// Otherwise the body is rendered from the new protobuf bytes
-// (render.Cache.FillStored), which decodes them first.
-func repushText(of *Family, tmpl *exposition.TextTemplate, i int, enc exposition.Encoding, sc *scratch) ([]byte, bool) {
-	if enc == exposition.EncodingProtobuf || !of.cache.Plain() {
-		return nil, false
-	}
-	old, ok := oldText(of, enc, sc)
-	if !ok {
-		return nil, false
-	}
-	sc.newText, ok = tmpl.AppendFamilyText(sc.newText[:0], i, enc, old, sc.vals)
-	return sc.newText, ok
+	return nextFamily(of, at, enc, written, sc), true
 }
 
 // oldText returns of's text body in enc, rendered at its push or cached by
-// a scrape, decompressed into sc.oldText, and whether it has one.
+// a scrape, decompressed into sc.oldText, and whether it has one: a text
+// body the push writes from it, values only, when enc is a text encoding
+// of a plain family. Otherwise the family's body is rendered from its new
+// protobuf bytes (render.Cache.FillStored), which decodes them first.
 func oldText(of *Family, enc exposition.Encoding, sc *scratch) ([]byte, bool) {
+	if enc == exposition.EncodingProtobuf || !of.cache.Plain() {
+		return nil, false
+	}
 	packed, ok := of.cache.TextIn(enc)
 	if !ok {
 		return nil, false
 	}
 	return unpackInto(&sc.oldText, packed)
+}
+
+// nextFamily returns the family that follows of: the protobuf bytes in
+// sc.body, pushed at at, of's identity, and its text body in enc the one
+// in sc.newText when written, else rendered from the bytes.
+func nextFamily(of *Family, at time.Time, enc exposition.Encoding, written bool, sc *scratch) *Family {
+	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(at), series: of.series, extra: of.extra}
+	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
+	if written {
+		f.packed = f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
+		return f
+	}
+	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
+	f.packed = f.cache.FillStored(stored, plain, enc, pb, &sc.text)
+	return f
 }
 
 // unpackInto decompresses the s2 block into *buf, grown if need be, and
@@ -179,17 +178,9 @@ func repushTime(g *Group, at time.Time, enc exposition.Encoding, sc *scratch) *F
 	if sc.body, ok = exposition.SetValues(sc.body[:0], old, vals); !ok {
 		return nil
 	}
-	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(at), series: of.series, extra: of.extra}
-	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
-	if enc != exposition.EncodingProtobuf && plain {
-		if text, ok := oldText(of, enc, sc); ok {
-			if sc.newText, ok = exposition.SetTextValues(sc.newText[:0], text, enc, vals); ok {
-				f.packed = f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
-				return f
-			}
-		}
+	text, written := oldText(of, enc, sc)
+	if written {
+		sc.newText, written = exposition.SetTextValues(sc.newText[:0], text, enc, vals)
 	}
-	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
-	f.packed = f.cache.FillStored(stored, plain, enc, pb, &sc.text)
-	return f
+	return nextFamily(of, at, enc, written, sc)
 }
