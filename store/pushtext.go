@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/klauspost/compress/s2"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pushgate/pushgate/admission"
@@ -101,10 +100,11 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, at time.Time, enc exposition.Encoding, sc *scratch) (*Family, bool) {
 	// A block that does not decompress is left to Push, which replaces
 	// it without reading it.
-	oldBytes, ok := unpackInto(&sc.old, of.packed)
-	if !ok {
+	oldBytes, err := decodeBlock(&sc.old, of.packed)
+	if err != nil {
 		return nil, false
 	}
+	var ok bool
 	if sc.body, ok = tmpl.AppendFamily(sc.body[:0], i, oldBytes, sc.vals); !ok {
 		return nil, false
 	}
@@ -128,7 +128,8 @@ func oldText(of *Family, enc exposition.Encoding, sc *scratch) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return unpackInto(&sc.oldText, packed)
+	text, err := decodeBlock(&sc.oldText, packed)
+	return text, err == nil
 }
 
 // nextFamily returns the family that follows of: the protobuf bytes in
@@ -146,20 +147,6 @@ func nextFamily(of *Family, at time.Time, enc exposition.Encoding, written bool,
 	return f
 }
 
-// unpackInto decompresses the s2 block into *buf, grown if need be, and
-// reports whether it could.
-func unpackInto(buf *[]byte, block []byte) ([]byte, bool) {
-	n, err := s2.DecodedLen(block)
-	if err != nil {
-		return nil, false
-	}
-	if cap(*buf) < n {
-		*buf = make([]byte, n)
-	}
-	b, err := s2.Decode((*buf)[:n], block)
-	return b, err == nil
-}
-
 // repushTime returns the push_time_seconds of group g at time at, written
 // from g's own (exposition.SetValues, and SetTextValues from its text body
 // in enc when it has one), or nil when g has none that can be: a push
@@ -169,12 +156,13 @@ func repushTime(g *Group, at time.Time, enc exposition.Encoding, sc *scratch) *F
 	if of == nil {
 		return nil
 	}
-	old, ok := unpackInto(&sc.old, of.packed)
-	if !ok {
+	old, err := decodeBlock(&sc.old, of.packed)
+	if err != nil {
 		return nil
 	}
 	vals := append(sc.vals[:0], unixSeconds(at))
 	sc.vals = vals
+	var ok bool
 	if sc.body, ok = exposition.SetValues(sc.body[:0], old, vals); !ok {
 		return nil
 	}
