@@ -109,50 +109,72 @@ func protobufBodyLabels(b []byte, fn func([]LabelBytes)) error {
 // with ProtobufBodyLabels, do not tell. A body it cannot read reports
 // false, which only costs the caller rendering.
 func LegacyExemplarNamesInBody(body []byte) bool {
-	return eachMessage(body, fieldMetric, func(metric []byte) bool {
-		return eachMessage(metric, 3, func(counter []byte) bool {
-			return eachMessage(counter, 2, exemplarNamesLegacy)
-		}) && eachMessage(metric, 7, func(histogram []byte) bool {
-			return eachMessage(histogram, 3, func(bucket []byte) bool {
-				return eachMessage(bucket, 3, exemplarNamesLegacy)
-			}) && eachMessage(histogram, 16, exemplarNamesLegacy)
-		})
-	})
+	return exemplarNamesLegacyIn(body, inBody)
 }
 
-// exemplarNamesLegacy reports whether every label name of the Exemplar
-// message b is a legacy label name.
-func exemplarNamesLegacy(b []byte) bool {
-	return eachMessage(b, 1, func(pair []byte) bool {
-		return eachMessage(pair, 1, func(name []byte) bool {
-			return legacyLabelName(string(name))
-		})
-	})
+// exemplarLevel is the message exemplarNamesLegacyIn reads: where in a
+// body it is, on the way down to the label names of exemplars.
+type exemplarLevel uint8
+
+const (
+	inBody exemplarLevel = iota
+	inMetric
+	inCounter
+	inHistogram
+	inBucket
+	inExemplar
+	inLabelPair
+)
+
+// field returns what the length-delimited field num of a message at level
+// l holds, and whether it holds exemplars or is on the way to them.
+func (l exemplarLevel) field(num protowire.Number) (exemplarLevel, bool) {
+	switch {
+	case l == inBody && num == fieldMetric:
+		return inMetric, true
+	case l == inMetric && num == 3: // Metric.counter
+		return inCounter, true
+	case l == inMetric && num == 7: // Metric.histogram
+		return inHistogram, true
+	case l == inCounter && num == 2: // Counter.exemplar
+		return inExemplar, true
+	case l == inHistogram && num == 3: // Histogram.bucket
+		return inBucket, true
+	case l == inHistogram && num == 16: // Histogram.exemplars
+		return inExemplar, true
+	case l == inBucket && num == 3: // Bucket.exemplar
+		return inExemplar, true
+	case l == inExemplar && num == 1: // Exemplar.label
+		return inLabelPair, true
+	}
+	return 0, false
 }
 
-// eachMessage calls fn with the value of every length-delimited field num
-// of the message b, in order, until fn returns false; it reports whether
-// every call returned true and b was well formed.
-func eachMessage(b []byte, num protowire.Number, fn func([]byte) bool) bool {
+// exemplarNamesLegacyIn reports whether b, a message at level l, is well
+// formed and every exemplar label name in it is a legacy label name. One
+// loop reads every level, its fields through nextField. The walk it
+// replaced, through protowire's functions with a closure per message, was
+// 8.7% of a follower's CPU per applied push of the bench payload
+// (BenchmarkApplyRepush); this one takes half its time
+// (BenchmarkLegacyExemplarNamesInBody, 3 alternating runs: 3.2-4.0
+// against 6.4-6.8 us).
+func exemplarNamesLegacyIn(b []byte, l exemplarLevel) bool {
 	for len(b) > 0 {
-		n, typ, l := protowire.ConsumeTag(b)
-		if l < 0 {
+		num, typ, t, n := nextField(b)
+		if n < 0 {
 			return false
 		}
-		b = b[l:]
-		if n == num && typ == protowire.BytesType {
-			v, l := protowire.ConsumeBytes(b)
-			if l < 0 || !fn(v) {
+		if typ == protowire.BytesType {
+			v := b[t:n]
+			if l == inLabelPair {
+				if num == 1 && !legacyLabelName(string(v)) {
+					return false
+				}
+			} else if next, ok := l.field(num); ok && !exemplarNamesLegacyIn(v, next) {
 				return false
 			}
-			b = b[l:]
-			continue
 		}
-		l = protowire.ConsumeFieldValue(n, typ, b)
-		if l < 0 {
-			return false
-		}
-		b = b[l:]
+		b = b[n:]
 	}
 	return true
 }

@@ -136,14 +136,36 @@ func (s *Store) timeFamily(name string, key groupkey.Key, t time.Time, enc expos
 }
 
 // addTimeFamilies adds g's push_time_seconds and push_failure_time_seconds,
-// from its times, and returns prepared with their prepared forms appended
-// for the index check. sc may be nil.
-func (s *Store) addTimeFamilies(g *Group, prepared []admission.Family, enc exposition.Encoding, sc *scratch) []admission.Family {
-	pushFam, pushPrep := s.timeFamily(PushTimeName, g.key, g.pushTime, enc, sc)
-	failFam, failPrep := s.timeFamily(PushFailureTimeName, g.key, g.failTime, enc, sc)
-	g.families.put(pushFam)
-	g.families.put(failFam)
-	return append(prepared, pushPrep, failPrep)
+// from its times, and returns prepared with the prepared forms of those
+// built anew appended for the index check. from is the group of g's key
+// that g replaces, nil for none: a time family of from's with g's time is
+// kept, and one with another time is written from it (retime). Those keep
+// from's series, which the index holds for the group already. sc may be
+// nil when from is.
+//
+// A follower applies every push through here (storedGroup): building both
+// anew (timeFamily) was 11% of its CPU per applied push in a 3-replica
+// cluster taking 32 clients' pushes of the bench payload.
+func (s *Store) addTimeFamilies(g *Group, from *Group, prepared []admission.Family, enc exposition.Encoding, sc *scratch) []admission.Family {
+	for _, tf := range [...]struct {
+		name string
+		at   time.Time
+	}{{PushTimeName, g.pushTime}, {PushFailureTimeName, g.failTime}} {
+		if from != nil {
+			if f := from.families.get(tf.name); f != nil && f.lastPush == groupcodec.UnixNanos(tf.at) {
+				g.families.put(f)
+				continue
+			}
+			if f := retime(from, tf.name, tf.at, enc, sc); f != nil {
+				g.families.put(f)
+				continue
+			}
+		}
+		f, pf := s.timeFamily(tf.name, g.key, tf.at, enc, sc)
+		g.families.put(f)
+		prepared = append(prepared, pf)
+	}
+	return prepared
 }
 
 // journalValue encodes g for the journal, or returns nil when there is no

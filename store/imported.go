@@ -64,5 +64,5 @@ func (s *Store) Import(g ImportedGroup) error {
 		}
 		ng.families.put(f)
 	}
-	return s.installChecked(ng, s.addTimeFamilies(ng, prepared, enc, &sc))
+	return s.installChecked(ng, s.addTimeFamilies(ng, nil, prepared, enc, &sc))
 }

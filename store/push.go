@@ -141,7 +141,7 @@ func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scra
 		pushPrep admission.Family
 	)
 	if in.from != nil {
-		pushFam = repushTime(in.from, p.Time, enc, sc)
+		pushFam = retime(in.from, PushTimeName, p.Time, enc, sc)
 	}
 	if pushFam == nil {
 		pushFam, pushPrep = s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
@@ -261,7 +261,7 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 	// The group the failure creates if there is none, rendered before the
 	// lock is taken; an existing group takes only its failure family.
 	fresh := &Group{key: key, failTime: at, failReason: reason, families: make(familySet, 0, 2)}
-	prepared := s.addTimeFamilies(fresh, nil, s.render.encoding(), nil)
+	prepared := s.addTimeFamilies(fresh, nil, nil, s.render.encoding(), nil)
 
 	s.mu.Lock()
 	old := s.headGroup(gid)

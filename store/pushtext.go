@@ -147,12 +147,14 @@ func nextFamily(of *Family, at time.Time, enc exposition.Encoding, written bool,
 	return f
 }
 
-// repushTime returns the push_time_seconds of group g at time at, written
-// from g's own (exposition.SetValues, and SetTextValues from its text body
-// in enc when it has one), or nil when g has none that can be: a push
-// applied from its template changes nothing else of it.
-func repushTime(g *Group, at time.Time, enc exposition.Encoding, sc *scratch) *Family {
-	of := g.families.get(PushTimeName)
+// retime returns g's time family name (PushTimeName or
+// PushFailureTimeName) at time at, written from g's own
+// (exposition.SetValues, and SetTextValues from its text body in enc when
+// it has one), or nil when g has none that can be: a family whose time is
+// all that changes is not built anew (timeFamily), which renders it, hashes
+// its series and encodes it from a dto object.
+func retime(g *Group, name string, at time.Time, enc exposition.Encoding, sc *scratch) *Family {
+	of := g.families.get(name)
 	if of == nil {
 		return nil
 	}

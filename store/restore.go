@@ -89,11 +89,25 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(familySet, 0, len(rec.Families)+2)}
 	prepared := make([]admission.Family, 0, len(rec.Families)+2)
 	var sc rebuildScratch
+	var held familySet
+	if old != nil {
+		held = old.families
+	}
+	j := 0
 	for i := range rec.Families {
 		rf := &rec.Families[i]
+		// A record lists its families sorted by name, as a group holds
+		// them: the one of rf's name is found by walking both (looking
+		// each up was 4.1% of BenchmarkApplyRepush's CPU).
+		for j < len(held) && held[j].Name() < rf.Name {
+			j++
+		}
 		var of *Family
-		if old != nil {
-			of = old.families.get(rf.Name)
+		if j < len(held) && held[j].Name() == rf.Name {
+			of = held[j]
+		} else {
+			// A family new to the group, or a record not sorted.
+			of = held.get(rf.Name)
 		}
 		f, err := s.storedFamily(rf, of, &sc)
 		if err != nil {
@@ -104,7 +118,7 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 		mf := &dto.MetricFamily{Name: &rf.Name, Type: &rf.Type}
 		prepared = append(prepared, admission.Family{MF: mf, Series: f.series, Labels: f.labelNames()})
 	}
-	return g, s.addTimeFamilies(g, prepared, s.render.encoding(), &sc.scratch), nil
+	return g, s.addTimeFamilies(g, old, prepared, s.render.encoding(), &sc.scratch), nil
 }
 
 // committedGroup returns the committed group gid, nil for none.
@@ -147,9 +161,12 @@ func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScrat
 			return nil, fmt.Errorf("decompress family %q: %w", name, err)
 		}
 	}
-	f := &Family{
-		meta:     unique.Make(familyMeta{name: name, help: rf.Help, unit: rf.Unit, typ: rf.Type}),
-		lastPush: groupcodec.UnixNanos(rf.LastPush),
+	meta := familyMeta{name: name, help: rf.Help, unit: rf.Unit, typ: rf.Type}
+	f := &Family{lastPush: groupcodec.UnixNanos(rf.LastPush)}
+	if of != nil && of.meta.Value() == meta {
+		f.meta = of.meta
+	} else {
+		f.meta = unique.Make(meta)
 	}
 	if !sameIdentity(f, metrics, of, sc) {
 		sc.id.Start(s.seed, name, s.opts.UTF8Names)
