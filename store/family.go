@@ -109,8 +109,11 @@ type scratch struct {
 	// applied from its group's template (PushText);
 	// fams, prepared and ids hold what it installs and what the index
 	// reads of it.
-	vals     []float64
-	old      []byte
+	vals []float64
+	old  []byte
+	// replaced takes the protobuf body of the family a family rebuilt
+	// from a record replaces, for sameIdentity.
+	replaced []byte
 	oldText  []byte
 	newText  []byte
 	fams     []*Family

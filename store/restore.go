@@ -88,7 +88,8 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 	}
 	g := &Group{key: key, pushTime: rec.PushTime, failTime: rec.FailureTime, failReason: rec.FailureReason, families: make(familySet, 0, len(rec.Families)+2)}
 	prepared := make([]admission.Family, 0, len(rec.Families)+2)
-	var sc rebuildScratch
+	sc := s.render.scratch()
+	defer s.render.putScratch(sc)
 	var held familySet
 	if old != nil {
 		held = old.families
@@ -109,7 +110,7 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 			// A family new to the group, or a record not sorted.
 			of = held.get(rf.Name)
 		}
-		f, err := s.storedFamily(rf, of, &sc)
+		f, err := s.storedFamily(rf, of, sc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -118,7 +119,7 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 		mf := &dto.MetricFamily{Name: &rf.Name, Type: &rf.Type}
 		prepared = append(prepared, admission.Family{MF: mf, Series: f.series, Labels: f.labelNames()})
 	}
-	return g, s.addTimeFamilies(g, old, prepared, s.render.encoding(), &sc.scratch), nil
+	return g, s.addTimeFamilies(g, old, prepared, s.render.encoding(), sc), nil
 }
 
 // committedGroup returns the committed group gid, nil for none.
@@ -136,23 +137,13 @@ func familiesOf(g *Group) familySet {
 	return g.families
 }
 
-// rebuildScratch holds the buffers rebuilding a group's families reuses.
-type rebuildScratch struct {
-	// scratch's id derives the families' identity, the time families'
-	// too.
-	scratch
-	// replaced holds the protobuf body of the family a rebuilt one
-	// replaces, for sameIdentity.
-	replaced []byte
-}
-
 // storedFamily rebuilds a family from its record. A record of version 3
 // holds the family's s2 block: it is decompressed into sc.body, to read
 // the series, and a copy of it becomes the family's (the record's memory
 // may be reused after: Apply keeps no reference to it). An older record
 // holds the protobuf bytes, which are compressed. of is the family of the
 // same name the store holds in the group, nil for none.
-func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScratch) (*Family, error) {
+func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *scratch) (*Family, error) {
 	name := rf.Name
 	metrics := rf.Metrics
 	if rf.Packed != nil {
@@ -207,7 +198,7 @@ func (s *Store) storedFamily(rf *groupcodec.Family, of *Family, sc *rebuildScrat
 // change with the values and are read again. When of is not plain and its
 // type carries exemplars, whether its labels or its exemplars made it so
 // is not known, and f's identity is derived instead.
-func sameIdentity(f *Family, metrics []byte, of *Family, sc *rebuildScratch) bool {
+func sameIdentity(f *Family, metrics []byte, of *Family, sc *scratch) bool {
 	if of == nil || of.Type() != f.Type() {
 		return false
 	}
