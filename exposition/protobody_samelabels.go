@@ -130,3 +130,27 @@ func nextField(b []byte) (num protowire.Number, typ protowire.Type, t, n int) {
 	}
 	return num, typ, t, t + l
 }
+
+// AppendLabelRuns appends to dst, for each metric of body in order, the
+// length of the run of label pairs the metric starts with (a uvarint) and
+// the run's bytes, and reports whether body is a list of metrics none of
+// which holds a label pair after that run. For two bodies it reports true
+// for, SameProtobufLabels is true exactly when what it appended for them
+// is equal: a caller can keep a digest of that instead of a body to
+// compare the next one with.
+func AppendLabelRuns(dst, body []byte) ([]byte, bool) {
+	for len(body) > 0 {
+		m, rest, ok := nextMetric(body)
+		if !ok {
+			return dst, false
+		}
+		n := labelRun(m)
+		if n < 0 || !noLabels(m[n:]) {
+			return dst, false
+		}
+		dst = protowire.AppendVarint(dst, uint64(n))
+		dst = append(dst, m[:n]...)
+		body = rest
+	}
+	return dst, true
+}

@@ -1,6 +1,7 @@
 package exposition
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -79,6 +80,9 @@ func TestSameProtobufLabels(t *testing.T) {
 			if got := SameProtobufLabels(tt.after, before); got != tt.same {
 				t.Errorf("SameProtobufLabels with the bodies swapped = %v, want %v", got, tt.same)
 			}
+			if got := sameLabelRuns(before, tt.after); got != tt.same {
+				t.Errorf("AppendLabelRuns appended alike for both: %v, want %v", got, tt.same)
+			}
 		})
 	}
 }
@@ -133,12 +137,16 @@ func BenchmarkSameProtobufLabels(b *testing.B) {
 }
 
 // FuzzSameProtobufLabels checks, on any two byte strings, that the same
-// labels are reported only when, if a's labels read, b's read alike.
+// labels are reported only when, if a's labels read, b's read alike, and
+// exactly when AppendLabelRuns reads both and appends alike.
 func FuzzSameProtobufLabels(f *testing.F) {
 	t := &testing.T{}
 	f.Add(gaugeBody(t, 1, []string{"job", "j"}), gaugeBody(t, 2, []string{"job", "j"}))
 	f.Add(gaugeBody(t, 1, []string{"job", strings.Repeat("j", 200)}), gaugeBody(t, 2, []string{"job", "j"}))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if same, runs := SameProtobufLabels(a, b), sameLabelRuns(a, b); same != runs {
+			t.Fatalf("SameProtobufLabels = %v, but AppendLabelRuns appended alike for both: %v", same, runs)
+		}
 		if !SameProtobufLabels(a, b) {
 			return
 		}
@@ -167,4 +175,12 @@ func readLabels(body []byte) ([][]string, error) {
 		out = append(out, series)
 	})
 	return out, err
+}
+
+// sameLabelRuns reports whether AppendLabelRuns reads both a and b and
+// appends the same bytes for them.
+func sameLabelRuns(a, b []byte) bool {
+	ra, okA := AppendLabelRuns(nil, a)
+	rb, okB := AppendLabelRuns(nil, b)
+	return okA && okB && bytes.Equal(ra, rb)
 }

@@ -161,3 +161,44 @@ func TestAFollowerReusesTheSeriesOfARePushedFamily(t *testing.T) {
 		t.Error("the re-pushed family's series were hashed again, not taken from the family it replaces")
 	}
 }
+
+// TestAFollowerKnowsARePushByTheDigestOfItsLabels checks that a group
+// rebuilt from a record keeps the digest of its label sets, and that the
+// next record of the same label sets takes the families' identity from
+// that digest alone: the families it replaces are not read (their blocks
+// are made unreadable here), which a comparison of their labels would
+// need.
+func TestAFollowerKnowsARePushByTheDigestOfItsLabels(t *testing.T) {
+	a, b := []string{"x", "1"}, []string{"x", "2"}
+	ops := pushedRecords(t, false,
+		reuseFamily(dto.MetricType_GAUGE, 1, "", a, b),
+		reuseFamily(dto.MetricType_GAUGE, 2, "", a, b),
+		reuseFamily(dto.MetricType_GAUGE, 3, "", a, []string{"x", "3"}))
+	follower := New(Options{})
+	if err := follower.Apply(1, ops[:1]); err != nil {
+		t.Fatal(err)
+	}
+	g := follower.committedGroup(ops[0].Key)
+	if g.labels == 0 {
+		t.Fatal("a group rebuilt from its record keeps no digest of its labels")
+	}
+	before := g.families.get("m")
+	before.packed = []byte{0xff} // read only by a comparison of labels
+	if err := follower.Apply(2, ops[1:2]); err != nil {
+		t.Fatal(err)
+	}
+	after := follower.committedGroup(ops[0].Key).families.get("m")
+	if &after.series[0] != &before.series[0] {
+		t.Error("the re-push's series were derived again, not known from the digest of its labels")
+	}
+	if err := follower.Apply(3, ops[2:]); err != nil {
+		t.Fatal(err)
+	}
+	last := follower.committedGroup(ops[0].Key)
+	if &last.families.get("m").series[0] == &after.series[0] {
+		t.Error("a push of other label sets kept the series of the last")
+	}
+	if last.labels == g.labels {
+		t.Error("other label sets have the digest of the last")
+	}
+}

@@ -112,8 +112,13 @@ type scratch struct {
 	vals []float64
 	old  []byte
 	// replaced takes the protobuf body of the family a family rebuilt
-	// from a record replaces, for sameIdentity.
+	// from a record replaces, for sameIdentity; records and bodies the
+	// bodies of a record's families (recordBodies), digest what
+	// labelsDigest hashes.
 	replaced []byte
+	records  []byte
+	bodies   [][]byte
+	digest   []byte
 	oldText  []byte
 	newText  []byte
 	fams     []*Family
@@ -135,7 +140,8 @@ func (sc *scratch) reset() {
 	clear(sc.fams)
 	clear(sc.prepared)
 	clear(sc.ids)
-	sc.fams, sc.prepared, sc.ids = sc.fams[:0], sc.prepared[:0], sc.ids[:0]
+	clear(sc.bodies)
+	sc.fams, sc.prepared, sc.ids, sc.bodies = sc.fams[:0], sc.prepared[:0], sc.ids[:0], sc.bodies[:0]
 }
 
 // newFamily builds a stored family from a prepared (sanitized, validated)

@@ -36,6 +36,9 @@ type Group struct {
 	// in it came from (PushText), nil when they did not all come from
 	// one.
 	tmpl *exposition.TextTemplate
+	// labels is the digest of the label sets of the families of the
+	// record the group was rebuilt from (labelsDigest), 0 for none.
+	labels uint64
 }
 
 // Key returns the group's grouping key.

@@ -32,6 +32,7 @@ func (rs *renderState) putScratch(sc *scratch) {
 	sc.check.Reset()
 	sc.reset()
 	if cap(sc.body) > render.MaxScratch || cap(sc.packed) > render.MaxScratch || cap(sc.old) > render.MaxScratch || cap(sc.replaced) > render.MaxScratch ||
+		cap(sc.records) > render.MaxScratch || cap(sc.digest) > render.MaxScratch ||
 		cap(sc.oldText) > render.MaxScratch || cap(sc.newText) > render.MaxScratch ||
 		cap(sc.vals) > render.MaxScratch/8 || sc.text.Oversized() {
 		return
