@@ -106,7 +106,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var (
 		tracker *connTracker
-		dialer  []grpc.DialOption
+		dialer  = []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.ForceCodecV2(recvCodec{pool: &bufferPool{}}))}
 	)
 	if len(cfg.Endpoints) > 1 {
 		// The connections are tracked, so that probeMembers can close
