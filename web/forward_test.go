@@ -659,3 +659,24 @@ func TestAClientsWriteTheLeaderTakesIsAnsweredAsItsHandlerWrote(t *testing.T) {
 		t.Errorf("push = %d %q position %q, want 200 at 7", w.Code, w.Body, w.Header().Get(CommitPositionHeader))
 	}
 }
+
+func TestTheLeaderReadsEveryWriteItTakesWhole(t *testing.T) {
+	h, st := newTestHandler(t, Options{})
+	st.SetJournal(&seqLog{next: 7})
+	fwd := h.Forward(&fakeCluster{leading: true}, ForwardOptions{})
+	// Each body is read into the buffer the last one was read into.
+	for _, body := range []string{"g 1\nh_with_a_longer_name 2\n", "g 22\n", "g 333\nh 4\n"} {
+		if w := do(t, fwd, http.MethodPut, "/metrics/job/j", []byte(body), nil); w.Code != http.StatusOK {
+			t.Fatalf("push of %q = %d %q", body, w.Code, w.Body)
+		}
+		got := do(t, h, http.MethodGet, "/metrics", nil, nil).Body.String()
+		for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+			if !strings.Contains(got, "\n"+line[:strings.IndexByte(line, ' ')]+"{") || !strings.Contains(got, "} "+line[strings.IndexByte(line, ' ')+1:]+"\n") {
+				t.Errorf("after pushing %q, the scrape lacks %q:\n%s", body, line, got)
+			}
+		}
+		if body == "g 22\n" && strings.Contains(got, "h_with_a_longer_name") {
+			t.Errorf("after pushing %q, the scrape still shows the last body's family:\n%s", body, got)
+		}
+	}
+}
