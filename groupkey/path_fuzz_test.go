@@ -56,21 +56,25 @@ func FuzzParsePath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, path string, utf8Names bool) {
 		opts := PathOptions{UTF8Names: utf8Names}
-		labels, err := parsePath(path, opts)
+		sorted, err := parsePath(path, opts)
 		if err != nil {
 			requireOneLineError(t, err)
-			if labels != nil {
-				t.Fatalf("error %q with labels %v", err, labels)
+			if sorted != nil {
+				t.Fatalf("error %q with labels %v", err, sorted)
 			}
 			return
 		}
+		labels := requireSortedLabels(t, sorted)
 		requireWellFormedKey(t, labels, utf8Names)
+		if key, _ := ParsePath(path, opts); key.ID() != New(labels).ID() {
+			t.Fatalf("%q parsed to key %q, but its labels %v make %q", path, key.ID(), labels, New(labels).ID())
+		}
 		encoded := encodeGroupingPath(labels, utf8Names)
-		again, err := parsePath(encoded, opts)
+		againSorted, err := parsePath(encoded, opts)
 		if err != nil {
 			t.Fatalf("%q parsed to %v, re-encoded as %q, which is rejected: %v", path, labels, encoded, err)
 		}
-		if !maps.Equal(labels, again) {
+		if again := requireSortedLabels(t, againSorted); !maps.Equal(labels, again) {
 			t.Fatalf("%q parsed to %v, re-encoded as %q, which parses to %v", path, labels, encoded, again)
 		}
 		key := New(labels)
@@ -82,6 +86,20 @@ func FuzzParsePath(f *testing.F) {
 			t.Fatalf("%q parsed to %v, whose Path %q parses to %v", path, key, key.Path(utf8Names), back)
 		}
 	})
+}
+
+// requireSortedLabels checks that labels are sorted by name, each name
+// once, and returns them as a map.
+func requireSortedLabels(t *testing.T, labels []Label) map[string]string {
+	t.Helper()
+	m := make(map[string]string, len(labels))
+	for i, l := range labels {
+		if i > 0 && labels[i-1].Name >= l.Name {
+			t.Fatalf("labels %v are not sorted by name, each name once", labels)
+		}
+		m[l.Name] = l.Value
+	}
+	return m
 }
 
 // requireWellFormedKey checks what every accepted grouping key must hold.

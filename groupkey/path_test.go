@@ -2,6 +2,7 @@ package groupkey
 
 import (
 	"encoding/base64"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -12,6 +13,13 @@ func TestParsePath(t *testing.T) {
 	goValue := "path@base64/" + base64.RawURLEncoding.EncodeToString([]byte("/var/tmp"))
 	pythonValue := "path@base64/" + base64.URLEncoding.EncodeToString([]byte("/var/tmp/x"))
 	pythonJob := "job@base64/" + base64.URLEncoding.EncodeToString([]byte("a/b"))
+	// More label pairs than parsePath scans for a repeated name.
+	var many strings.Builder
+	manyWant := map[string]string{"job": "J"}
+	for i := range maxScannedLabels + 4 {
+		fmt.Fprintf(&many, "/l%02d/v%d", i, i)
+		manyWant[fmt.Sprintf("l%02d", i)] = fmt.Sprint("v", i)
+	}
 
 	tests := []struct {
 		name    string
@@ -61,6 +69,9 @@ func TestParsePath(t *testing.T) {
 		{name: "an empty plain value is an error", path: "job/J/a//b/c", wantErr: `label "a" has an empty value; use a@base64/= for an empty value`},
 		{name: "an empty value of a name holding a CR gets a one-line reason", path: "job/0/\r/", utf8: true, wantErr: `label "\r" has an empty value; use "\r@base64/=" for an empty value`},
 		{name: "a repeated label name is an error", path: "job/J/a/1/a/2", wantErr: `duplicate label name "a" in grouping key`},
+		{name: "many label pairs are the key", path: "job/J" + many.String(), want: manyWant},
+		{name: "a label name repeated among many is an error", path: "job/J" + many.String() + "/l03/x", wantErr: `duplicate label name "l03" in grouping key`},
+		{name: "a job label among many is overwritten by the job segment", path: "job/J" + many.String() + "/job/x", want: manyWant},
 		{name: "a bad percent-escape is an error naming the segment", path: "job/J/a/%zz", wantErr: `path segment "%zz": invalid URL escape "%zz"`},
 		{name: "a bad percent-escape in the job is an error", path: "job/a%2", wantErr: `path segment "a%2"`},
 		{name: "a value that is not UTF-8 is an error", path: "job/J/a/%ff", wantErr: `value "\xff" of label "a" is not valid UTF-8`},
