@@ -55,15 +55,25 @@ func (fs familySet) clone(extra int) familySet {
 }
 
 // counterparts returns, for each family of a, the family of b of the same
-// name, or nil, in a's order, appended to buf[:0]. Both sets are sorted by
-// name and walked side by side: a lookup in b for each family of a took
-// 3.4% of a push's CPU at 10,000 groups, most of it under the store's
-// lock (reindex, publish).
+// name, or nil, in a's order, appended to buf[:0] (counterpartsOf).
 func counterparts(a, b familySet, buf []*Family) []*Family {
+	return counterpartsOf(len(a), a.name, b, buf)
+}
+
+// name returns the name of family i of fs.
+func (fs familySet) name(i int) string { return fs[i].Name() }
+
+// counterpartsOf returns, for each of the n names name(0), ...,
+// name(n-1), sorted, the family of b of that name, or nil, appended to
+// buf[:0]. Both are walked side by side: a lookup in b for each name took
+// 3.4% of a push's CPU at 10,000 groups, most of it under the store's lock
+// (reindex, publish), and 4.1% of a follower's apply (storedGroup). Names
+// not sorted are not an error: one that comes out of order finds nil.
+func counterpartsOf(n int, name func(int) string, b familySet, buf []*Family) []*Family {
 	out := buf[:0]
 	j := 0
-	for _, f := range a {
-		name := f.Name()
+	for i := range n {
+		name := name(i)
 		for j < len(b) && b[j].Name() < name {
 			j++
 		}

@@ -136,16 +136,7 @@ var errStale = errors.New("the group changed while the push was built from it")
 func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scratch) (journal.Position, error) {
 	gid := p.Key.ID()
 	fams, prepared, enc := in.fams, in.prepared, in.enc
-	var (
-		pushFam  *Family
-		pushPrep admission.Family
-	)
-	if in.from != nil {
-		pushFam = retime(in.from, PushTimeName, p.Time, enc, sc)
-	}
-	if pushFam == nil {
-		pushFam, pushPrep = s.timeFamily(PushTimeName, p.Key, p.Time, enc, sc)
-	}
+	pushFam, pushPrep, _ := s.nextTimeFamily(in.from, PushTimeName, p.Key, p.Time, enc, sc)
 
 	s.mu.Lock()
 	if p.Expect != nil && !p.Expect.holds(s, gid) {

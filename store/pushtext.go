@@ -51,16 +51,11 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	sc.ids = slices.Grow(sc.ids[:0], n)[:n]
 	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old}
 	// Both the template's families and the group's are sorted by name.
-	j := 0
-	for i := range in.fams {
-		name := tmpl.FamilyName(i)
-		for j < len(old.families) && old.families[j].Name() < name {
-			j++
-		}
-		if j == len(old.families) || old.families[j].Name() != name {
+	var buf [16]*Family
+	for i, of := range counterpartsOf(n, tmpl.FamilyName, old.families, buf[:]) {
+		if of == nil {
 			return 0, false, nil
 		}
-		of := old.families[j]
 		f, ok := repushFamily(of, tmpl, i, p.Time, enc, sc)
 		if !ok {
 			return 0, false, nil

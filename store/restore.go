@@ -98,27 +98,13 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 	// Every family's label sets are those of the family of its name
 	// and type in old: its identity is taken without comparing them.
 	known := old != nil && g.labels != 0 && g.labels == old.labels
-	var held familySet
-	if old != nil {
-		held = old.families
-	}
-	j := 0
+	// A record lists its families sorted by name, as a group holds them
+	// (encodeGroup).
+	var buf [16]*Family
+	held := counterpartsOf(len(rec.Families), func(i int) string { return rec.Families[i].Name }, familiesOf(old), buf[:])
 	for i := range rec.Families {
 		rf := &rec.Families[i]
-		// A record lists its families sorted by name, as a group holds
-		// them: the one of rf's name is found by walking both (looking
-		// each up was 4.1% of BenchmarkApplyRepush's CPU).
-		for j < len(held) && held[j].Name() < rf.Name {
-			j++
-		}
-		var of *Family
-		if j < len(held) && held[j].Name() == rf.Name {
-			of = held[j]
-		} else {
-			// A family new to the group, or a record not sorted.
-			of = held.get(rf.Name)
-		}
-		f, err := s.storedFamily(rf, bodies[i], of, known, sc)
+		f, err := s.storedFamily(rf, bodies[i], held[i], known, sc)
 		if err != nil {
 			return nil, nil, err
 		}
