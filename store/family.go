@@ -152,14 +152,14 @@ func (sc *scratch) reset() {
 // every enc. known says that pf.MF holds no unknown protobuf fields
 // (Push.KnownFields). pf.MF is pooled memory released after the push: only
 // encoded copies are kept. sc may be nil.
-func newFamily(pf admission.Family, at time.Time, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
+func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
 	mf := pf.MF
 	if sc == nil {
 		sc = &scratch{}
 	}
 	f := &Family{
 		meta:     unique.Make(familyMeta{name: mf.GetName(), help: mf.GetHelp(), unit: mf.GetUnit(), typ: mf.GetType()}),
-		lastPush: groupcodec.UnixNanos(at),
+		lastPush: at,
 		series:   pf.Series,
 		extra:    newExtra(pf.Labels, nil),
 	}

@@ -230,8 +230,8 @@ func TestPushedTimestampFamiliesAreReplacedByTheGatewaysOwn(t *testing.T) {
 	s := New(Options{})
 	mustPush(t, s, storetest.Key("job", "a"), Replace, "push_time_seconds 1\npush_failure_time_seconds 2\nm 3\n", t0)
 	_, fams := scrape(t, s)
-	if v, ok := storetest.Value(fams, PushTimeName, map[string]string{"job": "a", "instance": ""}); !ok || v != unixSeconds(t0) {
-		t.Errorf("push_time_seconds = %v (present %v), want the push's own time %v", v, ok, unixSeconds(t0))
+	if v, ok := storetest.Value(fams, PushTimeName, map[string]string{"job": "a", "instance": ""}); !ok || v != unixSeconds(t0.UnixNano()) {
+		t.Errorf("push_time_seconds = %v (present %v), want the push's own time %v", v, ok, unixSeconds(t0.UnixNano()))
 	}
 	if v, _ := storetest.Value(fams, PushFailureTimeName, map[string]string{"job": "a", "instance": ""}); v != 0 {
 		t.Errorf("push_failure_time_seconds = %v, want 0", v)

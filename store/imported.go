@@ -5,6 +5,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/limits"
 )
@@ -58,7 +59,7 @@ func (s *Store) Import(g ImportedGroup) error {
 	enc := s.render.encoding()
 	var sc scratch
 	for i, pf := range prepared {
-		f, err := newFamily(pf, g.Families[i].LastPush, enc, false, &sc)
+		f, err := newFamily(pf, groupcodec.UnixNanos(g.Families[i].LastPush), enc, false, &sc)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pushgate/pushgate/admission"
 	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/journal"
 )
@@ -94,8 +95,9 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 		// The protobuf encoding renders no text body (render.Cache.Fill).
 		enc = exposition.EncodingProtobuf
 	}
+	at := groupcodec.UnixNanos(p.Time)
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf, p.Time, enc, p.KnownFields, sc); err != nil {
+		if fams[i], err = newFamily(pf, at, enc, p.KnownFields, sc); err != nil {
 			return 0, admission.Refusal(err)
 		}
 		if st := p.States[fams[i].Name()]; len(st) > 0 {
@@ -107,7 +109,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 		// After newFamily: building a template overwrites the values.
 		tmpl = s.templates.find(p.Source, prepared, sc)
 	}
-	return s.installPush(ctx, p, installing{fams: fams, prepared: prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl}, sc)
+	return s.installPush(ctx, p, installing{fams: fams, prepared: prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, at: at}, sc)
 }
 
 // installing is what a push installs besides its Push: its families as
@@ -124,6 +126,9 @@ type installing struct {
 	textScrapes uint64
 	tmpl        *exposition.TextTemplate
 	from        *Group
+	// at is the push's time as its families hold it
+	// (groupcodec.UnixNanos), converted once for them all.
+	at int64
 }
 
 // errStale is installPush's answer when the head group changed since the
@@ -136,7 +141,7 @@ var errStale = errors.New("the group changed while the push was built from it")
 func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scratch) (journal.Position, error) {
 	gid := p.Key.ID()
 	fams, prepared, enc := in.fams, in.prepared, in.enc
-	pushFam, pushPrep, _ := s.nextTimeFamily(in.from, PushTimeName, p.Key, p.Time, enc, sc)
+	pushFam, pushPrep, _ := s.nextTimeFamily(in.from, PushTimeName, p.Key, in.at, enc, sc)
 
 	s.mu.Lock()
 	if p.Expect != nil && !p.Expect.holds(s, gid) {
@@ -160,7 +165,7 @@ func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scra
 	} else {
 		// A new group starts with push_failure_time_seconds 0. Built here,
 		// under the lock, because only new groups need it.
-		zeroFail, zeroFailPrep := s.timeFamily(PushFailureTimeName, p.Key, time.Time{}, enc, sc)
+		zeroFail, zeroFailPrep := s.timeFamily(PushFailureTimeName, p.Key, 0, enc, sc)
 		ng.families.put(zeroFail)
 		prepared = append(prepared, pushPrep, zeroFailPrep)
 	}

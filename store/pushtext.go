@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -49,14 +48,15 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	n := tmpl.Families()
 	sc.fams, sc.prepared = slices.Grow(sc.fams[:0], n)[:n], slices.Grow(sc.prepared[:0], n)[:n]
 	sc.ids = slices.Grow(sc.ids[:0], n)[:n]
-	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old}
+	at := groupcodec.UnixNanos(p.Time)
+	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old, at: at}
 	// Both the template's families and the group's are sorted by name.
 	var buf [16]*Family
 	for i, of := range counterpartsOf(n, tmpl.FamilyName, old.families, buf[:]) {
 		if of == nil {
 			return 0, false, nil
 		}
-		f, ok := repushFamily(of, tmpl, i, p.Time, enc, sc)
+		f, ok := repushFamily(of, tmpl, i, at, enc, sc)
 		if !ok {
 			return 0, false, nil
 		}
@@ -92,7 +92,7 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 // stored from the template (TextTemplate.AppendFamily), or of's bytes
 // cannot be read. The new family shares of's identity: name, HELP text,
 // type, series hashes and label names.
-func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, at time.Time, enc exposition.Encoding, sc *scratch) (*Family, bool) {
+func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, at int64, enc exposition.Encoding, sc *scratch) (*Family, bool) {
 	// A block that does not decompress is left to Push, which replaces
 	// it without reading it.
 	oldBytes, err := decodeBlock(&sc.old, of.packed)
@@ -130,8 +130,8 @@ func oldText(of *Family, enc exposition.Encoding, sc *scratch) ([]byte, bool) {
 // nextFamily returns the family that follows of: the protobuf bytes in
 // sc.body, pushed at at, of's identity, and its text body in enc the one
 // in sc.newText when written, else rendered from the bytes.
-func nextFamily(of *Family, at time.Time, enc exposition.Encoding, written bool, sc *scratch) *Family {
-	f := &Family{meta: of.meta, lastPush: groupcodec.UnixNanos(at), series: of.series, extra: of.extra}
+func nextFamily(of *Family, at int64, enc exposition.Encoding, written bool, sc *scratch) *Family {
+	f := &Family{meta: of.meta, lastPush: at, series: of.series, extra: of.extra}
 	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
 	if written {
 		f.packed = f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
@@ -148,7 +148,7 @@ func nextFamily(of *Family, at time.Time, enc exposition.Encoding, written bool,
 // it has one), or nil when g has none that can be: a family whose time is
 // all that changes is not built anew (timeFamily), which renders it, hashes
 // its series and encodes it from a dto object.
-func retime(g *Group, name string, at time.Time, enc exposition.Encoding, sc *scratch) *Family {
+func retime(g *Group, name string, at int64, enc exposition.Encoding, sc *scratch) *Family {
 	of := g.families.get(name)
 	if of == nil {
 		return nil

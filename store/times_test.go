@@ -21,7 +21,7 @@ func TestAGroupThatNeverSucceededHasPushTimeZero(t *testing.T) {
 	if v, ok := storetest.Value(fams, PushFailureTimeName, labels); !ok || v != float64(t0.UnixNano())/1e9 {
 		t.Errorf("push_failure_time_seconds = %v (present %v), want %v", v, ok, float64(t0.UnixNano())/1e9)
 	}
-	if got := unixSeconds(time.Unix(1, 500_000_000)); got != 1.5 {
+	if got := unixSeconds(time.Unix(1, 500_000_000).UnixNano()); got != 1.5 {
 		t.Errorf("unixSeconds(1.5 s after the epoch) = %v", got)
 	}
 }
