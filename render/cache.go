@@ -23,12 +23,14 @@ import (
 // per family was 7.2 MB of the 106 MB heap at 10,000 groups, and one more
 // cache miss per family per scrape. Its fields are those the family held
 // itself before they moved here, in the same order, so moving them changed
-// neither the family's layout nor its size (a family is 128 bytes now). It
-// must not be copied once used.
+// neither the family's layout nor its size (a family was 128 bytes then).
+// Since then it holds the family's protobuf block too (textRef). It must
+// not be copied once used.
 type Cache struct {
-	// pushed is the text or OpenMetrics body the push rendered, in the
-	// encoding last scraped, so that a scrape of unchanged data copies
-	// bytes (DESIGN §6), and whether the family is plain.
+	// pushed is the family's s2 block of protobuf bytes (Packed) and the
+	// text or OpenMetrics body the push rendered, in the encoding last
+	// scraped, so that a scrape of unchanged data copies bytes (DESIGN §6),
+	// and whether the family is plain.
 	pushed textRef
 	// text caches a body the push did not render: one of another encoding,
 	// rendered by a scrape in that encoding, or the pushed body once a gzip
@@ -45,9 +47,13 @@ type Cache struct {
 	unpacked atomic.Pointer[[]byte]
 }
 
-// textRef is a plain family's text body in one encoding, as the push
-// rendered it: the s2 block, the body's length and its encoding, and the
-// family's plainness in what would be padding. The cache keeps it inline:
+// textRef is a family's s2 block of protobuf bytes and, for a plain
+// family, its text body in one encoding, as the push rendered it: both s2
+// blocks in one allocation, the protobuf block first, with the length of
+// that block, the body's length and its encoding, and the family's
+// plainness in what would be padding. One slice for both blocks, where the
+// family held a slice of each, made the family 112 bytes instead of 128
+// (see store.Family for the figures). The cache keeps it inline:
 // following each family to a separate TextBody cost two cache misses per
 // family, 18% of a 10,000-group text scrape. A copy in each scrape-order
 // slot, so that a text scrape would not read the families either, was
@@ -58,7 +64,10 @@ type Cache struct {
 // another encoding than the push rendered for finds enc differs and asks
 // the cache (Cache.Text).
 type textRef struct {
-	packed []byte
+	// blocks is the protobuf block, then the text block when pbLen is not
+	// negative; with pbLen -1 it is the protobuf block alone.
+	blocks []byte
+	pbLen  int32
 	size   int32
 	enc    int8
 	// plain is true when every name in the family is a legacy name
@@ -87,9 +96,9 @@ func (sc *Scratch) Oversized() bool {
 	return cap(sc.body) > MaxScratch || cap(sc.packed) > MaxScratch || cap(sc.metrics) > MaxScratch
 }
 
-// Fill fills an empty cache at push time, and returns the copy of pb (the
-// s2 block of the family's protobuf bytes, only valid until the caller's
-// next use of its buffer) that the family keeps. plain says whether every
+// Fill fills an empty cache at push time with a copy of pb (the s2 block
+// of the family's protobuf bytes, only valid until the caller's next use
+// of its buffer), which Protobuf returns from then on. plain says whether every
 // name of mf is a legacy name. A plain family's body is rendered now in
 // enc (the text encoding last scraped, State.Encoding), straight from the
 // dto the push decoded, so that scrapes only copy bytes; enc
@@ -103,44 +112,47 @@ func (sc *Scratch) Oversized() bool {
 // allocations, the kept s2 block and TextBody per family, with the push
 // buffers pooled); rendering the same bodies at scrape time cost ~24 us
 // per family, because the scrape had to decode the stored protobuf first.
-func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
+func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		return bytes.Clone(pb)
+		c.SetProtobuf(bytes.Clone(pb))
+		return
 	}
 	var err error
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
-	return c.keep(pb, enc, err, sc)
+	c.keep(pb, enc, err, sc)
 }
 
 // FillStored is Fill for a family given as its stored protobuf bytes
 // (f.Metrics), which it renders from (exposition.AppendStoredBody), with
 // the same bytes: a push that reused the last push's skeleton
 // (exposition.TextTemplate) has no decoded family to render.
-func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
+func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		return bytes.Clone(pb)
+		c.SetProtobuf(bytes.Clone(pb))
+		return
 	}
 	var err error
 	sc.body, err = exposition.AppendStoredBody(sc.body[:0], f, exposition.NewFormat(enc))
-	return c.keep(pb, enc, err, sc)
+	c.keep(pb, enc, err, sc)
 }
 
 // FillBody is Fill for a family whose body in enc the caller wrote,
 // body (a push applied from its template writes it from the last one's:
 // exposition.TextTemplate.AppendFamilyText).
-func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) []byte {
+func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		return bytes.Clone(pb)
+		c.SetProtobuf(bytes.Clone(pb))
+		return
 	}
 	sc.body = append(sc.body[:0], body...)
-	return c.keep(pb, enc, nil, sc)
+	c.keep(pb, enc, nil, sc)
 }
 
 // TextIn returns the s2 block of the family's text body in enc, the one
 // its push rendered or the one a scrape cached, and whether there is one.
 func (c *Cache) TextIn(enc exposition.Encoding) (packed []byte, ok bool) {
-	if p := c.pushed; p.packed != nil && exposition.Encoding(p.enc) == enc {
-		return p.packed, true
+	if packed, ok := c.pushed.text(); ok && exposition.Encoding(c.pushed.enc) == enc {
+		return packed, true
 	}
 	if tb := c.text.Load(); tb != nil && tb.enc == enc {
 		return tb.packed, true
@@ -157,27 +169,50 @@ func (c *Cache) rendersText(plain bool, enc exposition.Encoding) bool {
 }
 
 // keep stores the text body in sc.body, rendered in enc with the outcome
-// err, as the pushed body beside pb, the family's s2 block, and returns
-// the family's copy of pb.
-func (c *Cache) keep(pb []byte, enc exposition.Encoding, err error, sc *Scratch) []byte {
-	if err != nil || len(sc.body) > math.MaxInt32 {
+// err, as the pushed body beside a copy of pb, the family's s2 block.
+func (c *Cache) keep(pb []byte, enc exposition.Encoding, err error, sc *Scratch) {
+	if err != nil || len(sc.body) > math.MaxInt32 || len(pb) > math.MaxInt32 {
 		// No body to keep. A family that cannot be rendered in the
 		// encoding last scraped (a float histogram in OpenMetrics 1.0)
 		// is still stored: whether a push is accepted must not depend
 		// on which format was scraped last (DESIGN §5), so it is
 		// decided by the checks before, the same for every push. A
 		// scrape in that encoding leaves the family out.
-		return bytes.Clone(pb)
+		c.SetProtobuf(bytes.Clone(pb))
+		return
 	}
 	text := EncodeInto(&sc.packed, sc.body)
 	// Both blocks share one allocation: one object less per family for the
-	// collector to track (900,000 at 100,000 groups). Capacities are capped
-	// so that neither can grow into the other.
+	// collector to track (900,000 at 100,000 groups).
 	both := make([]byte, len(pb)+len(text))
 	copy(both, pb)
 	copy(both[len(pb):], text)
-	c.pushed = textRef{packed: both[len(pb):], size: int32(len(sc.body)), enc: int8(enc), plain: true}
-	return both[:len(pb):len(pb)]
+	c.pushed = textRef{blocks: both, pbLen: int32(len(pb)), size: int32(len(sc.body)), enc: int8(enc), plain: true}
+}
+
+// SetProtobuf makes pb the family's s2 block of protobuf bytes, with no
+// pushed body: for a family restored from its record, or not rendered at
+// its push. The cache keeps pb.
+func (c *Cache) SetProtobuf(pb []byte) {
+	c.pushed.blocks, c.pushed.pbLen, c.pushed.size = pb, -1, 0
+}
+
+// Packed returns the family's s2 block of protobuf bytes. The block must
+// not be modified.
+func (c *Cache) Packed() []byte {
+	b := c.pushed.blocks
+	if n := c.pushed.pbLen; n >= 0 {
+		b = b[:n]
+	}
+	return b[:len(b):len(b)]
+}
+
+// text returns the s2 block of the pushed body, and whether there is one.
+func (p *textRef) text() ([]byte, bool) {
+	if p.pbLen < 0 || p.blocks == nil {
+		return nil, false
+	}
+	return p.blocks[p.pbLen:], true
 }
 
 // SetPlain records whether the family is plain, for a family restored
@@ -196,8 +231,11 @@ func (c *Cache) Plain() bool { return c.pushed.plain }
 // restored from the journal, or that cannot be rendered in that encoding).
 // The block must not be modified.
 func (c *Cache) Pushed() (packed []byte, size int, enc exposition.Encoding) {
-	p := c.pushed
-	return p.packed, int(p.size), exposition.Encoding(p.enc)
+	packed, ok := c.pushed.text()
+	if !ok {
+		return nil, 0, exposition.Encoding(c.pushed.enc)
+	}
+	return packed, int(c.pushed.size), exposition.Encoding(c.pushed.enc)
 }
 
 // EncodeInto returns the s2 block of b, encoded in the scratch buffer *buf

@@ -13,8 +13,9 @@ import (
 	"github.com/pushgate/pushgate/internal/gzipcat"
 )
 
-// testFamily is a stored family as rendering sees it: its dto and the s2
-// block of its protobuf bytes, with a cache.
+// testFamily is a stored family as rendering sees it: its dto and a
+// cache, which holds the s2 block of its protobuf bytes unless packed
+// stands in for it.
 type testFamily struct {
 	mf     *dto.MetricFamily
 	packed []byte
@@ -31,8 +32,13 @@ func (f *testFamily) Help() string {
 }
 func (f *testFamily) Unit() string         { return f.mf.GetUnit() }
 func (f *testFamily) Type() dto.MetricType { return f.mf.GetType() }
-func (f *testFamily) Packed() []byte       { return f.packed }
-func (f *testFamily) Cache() *Cache        { return &f.cache }
+func (f *testFamily) Packed() []byte {
+	if f.packed != nil {
+		return f.packed
+	}
+	return f.cache.Packed()
+}
+func (f *testFamily) Cache() *Cache { return &f.cache }
 
 // newTestFamily fills a family's cache as a push after a scrape in enc does.
 func newTestFamily(t *testing.T, plain bool, enc exposition.Encoding) *testFamily {
@@ -47,8 +53,8 @@ func newTestFamily(t *testing.T, plain bool, enc exposition.Encoding) *testFamil
 	}
 	f := &testFamily{mf: mf}
 	var buf []byte
-	f.packed = f.cache.Fill(mf, plain, enc, EncodeInto(&buf, pb), &Scratch{})
-	if got, err := s2.Decode(nil, f.packed); err != nil || !bytes.Equal(got, pb) {
+	f.cache.Fill(mf, plain, enc, EncodeInto(&buf, pb), &Scratch{})
+	if got, err := s2.Decode(nil, f.Packed()); err != nil || !bytes.Equal(got, pb) {
 		t.Fatalf("Fill kept %q (%v), want the block of %q", got, err, pb)
 	}
 	return f
@@ -138,7 +144,7 @@ func TestCacheSegmentKeepsTheBodyAndMarksItSeen(t *testing.T) {
 
 func TestProtobufKeepsTheBytesUntilDropped(t *testing.T) {
 	f := newTestFamily(t, true, exposition.EncodingText)
-	want, err := s2.Decode(nil, f.packed)
+	want, err := s2.Decode(nil, f.Packed())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +217,38 @@ func TestHasTextSaysWhetherTextWouldRender(t *testing.T) {
 	unrendered := newTestFamily(t, true, exposition.EncodingProtobuf)
 	if unrendered.cache.HasText(exposition.EncodingText) {
 		t.Error("a family the push rendered no body for has a text body")
+	}
+}
+
+func TestTheProtobufBlockCannotGrowIntoThePushedBody(t *testing.T) {
+	f := newTestFamily(t, true, exposition.EncodingText)
+	pb, text := f.cache.Packed(), body(t, f, exposition.EncodingText)
+	packed, size, _ := f.cache.Pushed()
+	if cap(pb) != len(pb) {
+		t.Fatalf("the protobuf block (len %d, cap %d) can grow into the pushed body", len(pb), cap(pb))
+	}
+	_ = append(pb, 0xff) // must not write into the pushed body
+	if got, err := s2.Decode(nil, packed); err != nil || !bytes.Equal(got, text) || size != len(text) {
+		t.Errorf("pushed body after an append to the protobuf block: %q (%v, size %d), want %q", got, err, size, text)
+	}
+
+	// A block set alone (a restored family) has no pushed body.
+	restored := append([]byte(nil), pb...)
+	f.cache.SetProtobuf(restored)
+	if got := f.cache.Packed(); &got[0] != &restored[0] || len(got) != len(restored) {
+		t.Error("Packed does not return the block SetProtobuf gave")
+	}
+	if packed, size, _ := f.cache.Pushed(); packed != nil || size != 0 {
+		t.Errorf("a pushed body of %d bytes (size %d) after SetProtobuf, want none", len(packed), size)
+	}
+	if f.cache.HasText(exposition.EncodingText) {
+		t.Error("HasText after SetProtobuf, want no text body")
+	}
+	var zero Cache
+	if zero.Packed() != nil {
+		t.Error("an empty cache has a protobuf block")
+	}
+	if packed, _, _ := zero.Pushed(); packed != nil {
+		t.Error("an empty cache has a pushed body")
 	}
 }

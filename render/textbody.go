@@ -72,8 +72,8 @@ func (c *Cache) Text(src Source, enc exposition.Encoding, sc *Scratch) (*TextBod
 	if cur != nil && cur.enc == enc {
 		return cur, nil
 	}
-	if p := c.pushed; p.packed != nil && exposition.Encoding(p.enc) == enc {
-		tb := &TextBody{enc: enc, size: int(p.size), packed: p.packed}
+	if packed, ok := c.pushed.text(); ok && exposition.Encoding(c.pushed.enc) == enc {
+		tb := &TextBody{enc: enc, size: int(c.pushed.size), packed: packed}
 		if c.text.CompareAndSwap(cur, tb) {
 			return tb, nil
 		}
@@ -99,7 +99,8 @@ func (c *Cache) HasText(enc exposition.Encoding) bool {
 	if tb := c.text.Load(); tb != nil && tb.enc == enc {
 		return true
 	}
-	return c.pushed.packed != nil && exposition.Encoding(c.pushed.enc) == enc
+	_, ok := c.pushed.text()
+	return ok && exposition.Encoding(c.pushed.enc) == enc
 }
 
 // CacheSegment returns tb, a body of the cache, with seg, the DEFLATE

@@ -183,7 +183,7 @@ func TestAFollowerKnowsARePushByTheDigestOfItsLabels(t *testing.T) {
 		t.Fatal("a group rebuilt from its record keeps no digest of its labels")
 	}
 	before := g.families.get("m")
-	before.packed = []byte{0xff} // read only by a comparison of labels
+	before.cache.SetProtobuf([]byte{0xff}) // read only by a comparison of labels
 	if err := follower.Apply(2, ops[1:2]); err != nil {
 		t.Fatal(err)
 	}

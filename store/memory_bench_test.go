@@ -30,7 +30,7 @@ func BenchmarkStoreHeap(b *testing.B) {
 		var text, deflate, proto int
 		for _, g := range s.Groups() {
 			for _, f := range g.Families() {
-				proto += len(f.packed)
+				proto += len(f.Packed())
 				pushed, _, _ := f.cache.Pushed()
 				text += len(pushed)
 				if tb := f.cache.CachedText(); tb != nil {

@@ -95,7 +95,7 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, at int64, enc exposition.Encoding, sc *scratch) (*Family, bool) {
 	// A block that does not decompress is left to Push, which replaces
 	// it without reading it.
-	oldBytes, err := decodeBlock(&sc.old, of.packed)
+	oldBytes, err := decodeBlock(&sc.old, of.Packed())
 	if err != nil {
 		return nil, false
 	}
@@ -134,11 +134,11 @@ func nextFamily(of *Family, at int64, enc exposition.Encoding, written bool, sc 
 	f := &Family{meta: of.meta, lastPush: at, series: of.series, extra: of.extra}
 	plain, pb := of.cache.Plain(), render.EncodeInto(&sc.packed, sc.body)
 	if written {
-		f.packed = f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
+		f.cache.FillBody(sc.newText, plain, enc, pb, &sc.text)
 		return f
 	}
 	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
-	f.packed = f.cache.FillStored(stored, plain, enc, pb, &sc.text)
+	f.cache.FillStored(stored, plain, enc, pb, &sc.text)
 	return f
 }
 
@@ -153,7 +153,7 @@ func retime(g *Group, name string, at int64, enc exposition.Encoding, sc *scratc
 	if of == nil {
 		return nil
 	}
-	old, err := decodeBlock(&sc.old, of.packed)
+	old, err := decodeBlock(&sc.old, of.Packed())
 	if err != nil {
 		return nil
 	}

@@ -132,7 +132,7 @@ func sameGroups(t *testing.T, step int, a, b *Store) {
 				f.cache.Plain() != g.cache.Plain() || !x.FamilyTime(f).Equal(y.FamilyTime(g)) {
 				t.Fatalf("step %d: group %s: family %q differs in its identity or time", step, x.Key(), f.Name())
 			}
-			if !bytes.Equal(unpack(t, f.packed), unpack(t, g.packed)) {
+			if !bytes.Equal(unpack(t, f.Packed()), unpack(t, g.Packed())) {
 				t.Fatalf("step %d: group %s: family %q stores other bytes", step, x.Key(), f.Name())
 			}
 			tx, nx, ex := f.cache.Pushed()

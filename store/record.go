@@ -26,7 +26,7 @@ func encodeGroup(g *Group) []byte {
 			continue
 		}
 		rec.Families = append(rec.Families, groupcodec.Family{
-			Name: name, Help: f.Help(), Unit: f.Unit(), Type: f.Type(), LastPush: f.LastPush(), Packed: f.packed, State: f.State(),
+			Name: name, Help: f.Help(), Unit: f.Unit(), Type: f.Type(), LastPush: f.LastPush(), Packed: f.Packed(), State: f.State(),
 		})
 	}
 	return groupcodec.Encode(&rec)

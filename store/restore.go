@@ -163,9 +163,9 @@ func (s *Store) storedFamily(rf *groupcodec.Family, metrics []byte, of *Family, 
 		f.extra = newExtra(f.labelNames(), rf.State)
 	}
 	if rf.Packed != nil {
-		f.packed = bytes.Clone(rf.Packed)
+		f.cache.SetProtobuf(bytes.Clone(rf.Packed))
 	} else {
-		f.packed = packInto(&sc.packed, metrics)
+		f.cache.SetProtobuf(packInto(&sc.packed, metrics))
 	}
 	return f, nil
 }
@@ -195,7 +195,7 @@ func sameIdentity(f *Family, metrics []byte, of *Family, known bool, sc *scratch
 		return false
 	}
 	if !known {
-		replaced, err := decodeBlock(&sc.replaced, of.packed)
+		replaced, err := decodeBlock(&sc.replaced, of.Packed())
 		if err != nil || !exposition.SameProtobufLabels(replaced, metrics) {
 			return false
 		}

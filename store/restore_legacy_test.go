@@ -101,8 +101,8 @@ func TestAStoreWritesEachFamilysBlockAsItHoldsIt(t *testing.T) {
 	}
 	for _, rf := range rec.Families {
 		f := g.families.get(rf.Name)
-		if rf.Metrics != nil || !bytes.Equal(rf.Packed, f.packed) {
-			t.Errorf("family %s: record holds packed %v metrics %v, the family %v", rf.Name, rf.Packed, rf.Metrics, f.packed)
+		if rf.Metrics != nil || !bytes.Equal(rf.Packed, f.Packed()) {
+			t.Errorf("family %s: record holds packed %v metrics %v, the family %v", rf.Name, rf.Packed, rf.Metrics, f.Packed())
 		}
 	}
 }
