@@ -124,7 +124,10 @@ if [[ "$PUSHGATE_BIN" == skip ]]; then
 	PUSHGATE_BIN=""
 elif [[ -z "$PUSHGATE_BIN" && -d "$repo/cmd/pushgate" ]]; then
 	log "building pushgate"
-	(cd "$repo" && go build -o "$work/pushgate" ./cmd/pushgate)
+	# As `make build` builds the binary that ships (static, stripped): a
+	# default build links the C library and keeps its symbols, about 1 MiB
+	# more resident after a 10,000-group fill.
+	(cd "$repo" && CGO_ENABLED=0 go build -trimpath -tags netgo,osusergo -ldflags '-s -w' -o "$work/pushgate" ./cmd/pushgate)
 	PUSHGATE_BIN="$work/pushgate"
 fi
 
