@@ -98,8 +98,8 @@ func (sc *Scratch) Oversized() bool {
 
 // Fill fills an empty cache at push time with a copy of pb (the s2 block
 // of the family's protobuf bytes, only valid until the caller's next use
-// of its buffer), which Protobuf returns from then on. plain says whether every
-// name of mf is a legacy name. A plain family's body is rendered now in
+// of its buffer), which Packed returns from then on. plain says whether
+// every name of mf is a legacy name. A plain family's body is rendered now in
 // enc (the text encoding last scraped, State.Encoding), straight from the
 // dto the push decoded, so that scrapes only copy bytes; enc
 // EncodingProtobuf renders none, and neither does a family that cannot be
