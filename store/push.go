@@ -109,7 +109,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 		// After newFamily: building a template overwrites the values.
 		tmpl = s.templates.find(p.Source, prepared, sc)
 	}
-	return s.installPush(ctx, p, installing{fams: fams, prepared: prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, at: at}, sc)
+	return s.installPush(ctx, p, installing{fams: fams, prepared: prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl}, sc)
 }
 
 // installing is what a push installs besides its Push: its families as
@@ -126,9 +126,6 @@ type installing struct {
 	textScrapes uint64
 	tmpl        *exposition.TextTemplate
 	from        *Group
-	// at is the push's time as its families hold it
-	// (groupcodec.UnixNanos), converted once for them all.
-	at int64
 }
 
 // errStale is installPush's answer when the head group changed since the
@@ -141,7 +138,7 @@ var errStale = errors.New("the group changed while the push was built from it")
 func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scratch) (journal.Position, error) {
 	gid := p.Key.ID()
 	fams, prepared, enc := in.fams, in.prepared, in.enc
-	pushFam, pushPrep, _ := s.nextTimeFamily(in.from, PushTimeName, p.Key, in.at, enc, sc)
+	pushFam, pushPrep, _ := s.nextTimeFamily(in.from, PushTimeName, p.Key, groupcodec.UnixNanos(p.Time), enc, sc)
 
 	s.mu.Lock()
 	if p.Expect != nil && !p.Expect.holds(s, gid) {

@@ -49,7 +49,7 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	sc.fams, sc.prepared = slices.Grow(sc.fams[:0], n)[:n], slices.Grow(sc.prepared[:0], n)[:n]
 	sc.ids = slices.Grow(sc.ids[:0], n)[:n]
 	at := groupcodec.UnixNanos(p.Time)
-	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old, at: at}
+	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old}
 	// Both the template's families and the group's are sorted by name.
 	var buf [16]*Family
 	for i, of := range counterpartsOf(n, tmpl.FamilyName, old.families, buf[:]) {
