@@ -325,7 +325,7 @@ func (p *textParser) parseComment(line string, i int) error {
 	}
 	// Like expfmt: any case, and the OpenMetrics spelling gaugehistogram.
 	word := line[i:]
-	typ, ok := metricType(word)
+	typ, ok := metricType(dropBackslashes(word))
 	if !ok {
 		return p.errorf("unknown metric type %q", word)
 	}
@@ -345,6 +345,17 @@ var metricTypes = [...]struct {
 	{"UNTYPED", dto.MetricType_UNTYPED},
 	{"GAUGE_HISTOGRAM", dto.MetricType_GAUGE_HISTOGRAM},
 	{"GAUGEHISTOGRAM", dto.MetricType_GAUGE_HISTOGRAM},
+}
+
+// dropBackslashes returns word without its backslashes. expfmt reads the rest
+// of a TYPE line without escape sequences and drops every backslash in it, so
+// "coun\ter" there names a counter; the error for an unknown word still
+// quotes the word as written.
+func dropBackslashes(word string) string {
+	if strings.IndexByte(word, '\\') < 0 {
+		return word
+	}
+	return strings.ReplaceAll(word, "\\", "")
 }
 
 // metricType maps a TYPE word to its type as expfmt does: the upper-cased
