@@ -34,14 +34,17 @@ import (
 // copies took 11 MB. A unique.Handle is also half the size of a string
 // header.
 //
-// A family is 112 bytes and sits in the 112-byte size class. With the type
+// A family is 96 bytes and sits in the 96-byte size class. With the type
 // in meta and the fields few families use behind one pointer (extra),
 // instead of a type field and two pointers, it went from 144 bytes to 128,
 // and BenchmarkStoreHeap at 10,000 groups from 81.2 to 79.6 MB. With its
 // protobuf block and its pushed text body behind one slice of the render
 // cache (render.Cache.Packed), not a slice each, it went to 112 bytes:
 // BenchmarkStoreHeap 79.95 to 78.35 MB, and 89.52 to 87.92 MB after
-// scrapes (3 runs each, every run the same to 0.01 MB).
+// scrapes (3 runs each, every run the same to 0.01 MB). With that slice
+// held as a pointer and a length (render.textRef), it went to 96 bytes:
+// BenchmarkStoreHeap 78.35 to 76.7 MB (2 runs, 76.75 and 76.68), and
+// 87.92 to 86.3 MB after scrapes.
 type Family struct {
 	meta unique.Handle[familyMeta]
 	// lastPush is the push time as a record holds it
