@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
@@ -62,7 +64,7 @@ func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T
 		t.Fatalf("a snapshot taken after the push shows g = %v, want 3", v)
 	}
 	second := slotOf(s, k, "g")
-	if second == first || first.live {
+	if second == first || first.live() {
 		t.Fatal("the update did not move into a new slot while the first snapshot was open")
 	}
 	if got := textScrape(t, open); got != before {
@@ -86,7 +88,7 @@ func TestSameSeriesPushesUpdateTheSlotInPlaceOnlyWithNoSnapshotOpen(t *testing.T
 	}
 
 	mustPush(t, s, k, Replace, "g{x=\"new\"} 6\n", t0.Add(5*time.Second))
-	if got := slotOf(s, k, "g"); got == second || second.live {
+	if got := slotOf(s, k, "g"); got == second || second.live() {
 		t.Error("a push with other series kept the old slot")
 	}
 }
@@ -257,5 +259,28 @@ func TestAscendFromResumesAfterAnEntryAndPublishedCountsChanges(t *testing.T) {
 	}
 	if s.Published() == n {
 		t.Error("deleting a group did not count as a change")
+	}
+}
+
+// TestASlotFitsThe32ByteSizeClass guards the scrape-order slot's size: there
+// is one per family, and the next size class costs 16 bytes a slot.
+func TestASlotFitsThe32ByteSizeClass(t *testing.T) {
+	if size := unsafe.Sizeof(slot{}); size > 32 {
+		t.Fatalf("a slot takes %d bytes, more than the 32-byte size class", size)
+	}
+}
+
+func TestASlotKeepsItsKeysWhenRetired(t *testing.T) {
+	long := strings.Repeat("g", 1000)
+	for _, keys := range [][2]string{{"m", "g"}, {"", ""}, {"push_time_seconds", long}} {
+		sl := newSlot(keys[0], keys[1], nil)
+		if !sl.live() || sl.name() != keys[0] || sl.gid() != keys[1] {
+			t.Fatalf("new slot %q/%q: live %v, keys %q/%q", keys[0], keys[1], sl.live(), sl.name(), sl.gid())
+		}
+		var s Store
+		s.retire(sl)
+		if sl.live() || sl.name() != keys[0] || sl.gid() != keys[1] {
+			t.Fatalf("retired slot %q/%q: live %v, keys %q/%q", keys[0], keys[1], sl.live(), sl.name(), sl.gid())
+		}
 	}
 }
