@@ -1,6 +1,9 @@
 package store
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Entry is one family of one group in the scrape order: by metric name, then
 // by group ID. It is one pointer, to the slot that holds both keys. With
@@ -45,8 +48,10 @@ type slot struct {
 	nameLen         uint32
 	// gidLen is the group ID's length, with slotRetired set once the slot
 	// left the scrape order: its family was removed, or replaced through a
-	// new slot.
-	gidLen uint32
+	// new slot. The bit is set under the store's lock while scrapes of
+	// open snapshots read the length without it, so both go through an
+	// atomic (a plain load on amd64 and arm64).
+	gidLen atomic.Uint32
 	fam    *Family
 }
 
@@ -59,10 +64,10 @@ const slotRetired = 1 << 31
 func (sl *slot) name() string { return unsafe.String(sl.namePtr, sl.nameLen) }
 
 // gid returns the ID of the slot's group; it never changes.
-func (sl *slot) gid() string { return unsafe.String(sl.gidPtr, sl.gidLen&^slotRetired) }
+func (sl *slot) gid() string { return unsafe.String(sl.gidPtr, sl.gidLen.Load()&^slotRetired) }
 
 // live reports whether the slot is in the scrape order.
-func (sl *slot) live() bool { return sl.gidLen&slotRetired == 0 }
+func (sl *slot) live() bool { return sl.gidLen.Load()&slotRetired == 0 }
 
 // deferredUpdate is a family waiting to be shown by a slot, and the group
 // it belongs to.
@@ -73,11 +78,9 @@ type deferredUpdate struct {
 
 // newSlot returns a live slot holding f, family name of group gid.
 func newSlot(name, gid string, f *Family) *slot {
-	return &slot{
-		namePtr: unsafe.StringData(name), nameLen: uint32(len(name)),
-		gidPtr: unsafe.StringData(gid), gidLen: uint32(len(gid)),
-		fam: f,
-	}
+	sl := &slot{namePtr: unsafe.StringData(name), nameLen: uint32(len(name)), gidPtr: unsafe.StringData(gid), fam: f}
+	sl.gidLen.Store(uint32(len(gid)))
+	return sl
 }
 
 // probe returns the key of the entry of family name of group gid, for a
@@ -231,7 +234,7 @@ func (s *Store) replaceSlot(name, gid string, f *Family) {
 // retire marks a slot that left the scrape order, and forgets its deferred
 // update. s.mu must be held.
 func (s *Store) retire(sl *slot) {
-	sl.gidLen |= slotRetired
+	sl.gidLen.Or(slotRetired)
 	delete(s.deferred, sl)
 }
 

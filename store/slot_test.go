@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pushgate/pushgate/bench/payload"
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/internal/storetest"
@@ -282,5 +283,48 @@ func TestASlotKeepsItsKeysWhenRetired(t *testing.T) {
 		if sl.live() || sl.name() != keys[0] || sl.gid() != keys[1] {
 			t.Fatalf("retired slot %q/%q: live %v, keys %q/%q", keys[0], keys[1], sl.live(), sl.name(), sl.gid())
 		}
+	}
+}
+
+// TestAScrapeReadsSlotsThatPushesRetire reads the keys of an open
+// snapshot's slots while pushes and deletes retire them: under the race
+// detector it fails if retiring a slot writes what reading its keys reads
+// without synchronization.
+func TestAScrapeReadsSlotsThatPushesRetire(t *testing.T) {
+	s := New(Options{})
+	ctx := context.Background()
+	keys := make([]groupkey.Key, 8)
+	for i := range keys {
+		keys[i] = groupkey.New(map[string]string{"job": "j", "instance": fmt.Sprint(i)})
+		if _, err := s.Push(ctx, Push{Key: keys[i], Method: Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sn := s.Snapshot()
+	defer sn.Release()
+	done := make(chan int)
+	go func() {
+		n := 0
+		for range 50 {
+			sn.Ascend(func(e Entry) bool {
+				n += len(e.Name()) + len(e.GroupID())
+				return true
+			})
+		}
+		done <- n
+	}()
+	for i, k := range keys {
+		if i%2 == 0 {
+			if _, err := s.Delete(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if _, err := s.Push(ctx, Push{Key: k, Method: Replace, Families: payload.Families(i, 1)[:2], Time: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := <-done; n == 0 {
+		t.Fatal("the snapshot showed no entries")
 	}
 }
