@@ -73,7 +73,7 @@ type textRef struct {
 	// when pbLen is not negative; with pbLen -1 the protobuf block alone.
 	// data is nil when n is 0.
 	data  *byte
-	n     int32
+	n     uint32
 	pbLen int32
 	size  int32
 	enc   int8
@@ -88,14 +88,15 @@ func (p *textRef) blocks() []byte {
 	return unsafe.Slice(p.data, p.n)
 }
 
-// setBlocks makes b the allocation that holds the blocks. b must be shorter
-// than 2 GiB: a family's blocks are bounded by the largest push body
-// (admission's limits), far below that.
+// setBlocks makes b the allocation that holds the blocks. b is shorter
+// than 4 GiB: a family's protobuf bytes are under protobuf's 2 GiB message
+// limit, so their s2 block is under 7/6 of that, and keep adds a text block
+// only while the two stay under 1 GiB before compression.
 func (p *textRef) setBlocks(b []byte) {
-	if len(b) > math.MaxInt32 {
+	if uint64(len(b)) > math.MaxUint32 {
 		panic(fmt.Sprintf("render: a family's blocks of %d bytes do not fit the cache", len(b)))
 	}
-	p.data, p.n = unsafe.SliceData(b), int32(len(b))
+	p.data, p.n = unsafe.SliceData(b), uint32(len(b))
 	if len(b) == 0 {
 		p.data = nil
 	}
