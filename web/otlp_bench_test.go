@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pushgate/pushgate/bench/payload"
-	"github.com/pushgate/pushgate/groupkey"
 	"github.com/pushgate/pushgate/store"
 )
 
@@ -60,13 +59,8 @@ func BenchmarkOTLPPush(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			fillBenchGroups(b, st, groups)
 			ctx := context.Background()
-			for i := range groups {
-				k := groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
-				if _, err := st.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
-					b.Fatal(err)
-				}
-			}
 			bodies := make([][]byte, 64)
 			contentType := payload.OTLPProtobufContentType
 			now := time.Now()

@@ -24,13 +24,7 @@ import (
 // sized its parts once per run, 3.3 after).
 func BenchmarkFirstTextScrape(b *testing.B) {
 	st := store.New(store.Options{})
-	ctx := context.Background()
-	for i := range 10_000 {
-		k := groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
-		if _, err := st.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fillBenchGroups(b, st, 10_000)
 	var allocated uint64
 	for b.Loop() {
 		h, err := New(st, prometheus.NewRegistry(), Options{TelemetryPath: "/metrics"})
@@ -59,4 +53,17 @@ func BenchmarkFirstTextScrape(b *testing.B) {
 		srv.Close()
 	}
 	b.ReportMetric(float64(allocated)/float64(b.N)/1e6, "first-scrape-MB")
+}
+
+// fillBenchGroups pushes the bench payload to groups i0 … i<n-1> of job
+// payload.Job in st, straight through the store.
+func fillBenchGroups(tb testing.TB, st *store.Store, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	for i := range n {
+		k := groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
+		if _, err := st.Push(ctx, store.Push{Key: k, Method: store.Replace, Families: payload.Families(i, 0), Time: time.Now()}); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
