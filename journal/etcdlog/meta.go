@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -72,63 +73,120 @@ func (m Meta) diff(mine Meta) []string {
 // checkMeta creates the meta key with this replica's settings if it is
 // absent, and otherwise compares them with the stored ones, raising the
 // stored codec version to this replica's if it upgrades it (Meta).
+//
+// It runs while the replica starts, often while etcd's members are still
+// electing their leader: a request may then fail with no leader, or with
+// the connection the member probes closed under it (probeMembers). Such a
+// failure, one whose outcome is unknown (commitError), is sent again, in
+// attempts of commitAttempt within Config.RequestTimeout, as a commit is.
+// Sending it again is safe: the transaction creates the key only if it is
+// absent and reads it otherwise, so an attempt that applied unseen is read
+// back as this replica's own meta; and the upgrade is guarded by the mod
+// revision it read. A definite refusal (out of space, permission, a
+// mismatch of settings) ends it at once.
 func (l *Log) checkMeta(ctx context.Context) error {
 	mine, err := json.Marshal(l.cfg.Meta)
 	if err != nil {
 		return fmt.Errorf("encode meta: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.RequestTimeout)
-	defer cancel()
-	// Another replica may raise the version between the read and the
-	// upgrade's write: read again, a bounded number of times.
-	for range 3 {
-		done, err := l.checkMetaOnce(ctx, mine)
-		if done || err != nil {
+	deadline := time.Now().Add(l.cfg.RequestTimeout)
+	races := 0 // upgrades that lost a race to another replica's write
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		end := start.Add(commitAttempt)
+		if end.After(deadline) {
+			end = deadline
+		}
+		actx, cancel := context.WithDeadline(ctx, end)
+		done, transient, err := l.checkMetaOnce(actx, mine)
+		cancel()
+		switch {
+		case done:
+			if attempt > 1 {
+				l.log.Info("checked the cluster's meta key after transient failures", "key", l.keys.meta, "attempts", attempt)
+			}
+			return nil
+		case err == nil:
+			// Another replica may raise the version between the read
+			// and the upgrade's write: read again, a bounded number of
+			// times.
+			if races++; races == 3 {
+				return fmt.Errorf("upgrade %s: the key kept changing", l.keys.meta)
+			}
+			continue
+		case !transient:
 			return err
 		}
+		next := start.Add(commitRetryPause)
+		if now := time.Now(); next.Before(now) {
+			next = now
+		}
+		if ctx.Err() != nil || deadline.Sub(next) < commitRetryPause {
+			return fmt.Errorf("%w (%d attempts in %s)", err, attempt, l.cfg.RequestTimeout)
+		}
+		l.log.Debug("checking the cluster's meta key failed; sending it again", "key", l.keys.meta, "attempt", attempt, "err", err)
+		select {
+		case <-time.After(time.Until(next)):
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%d attempts): %w", err, attempt, ctx.Err())
+		}
 	}
-	return fmt.Errorf("upgrade %s: the key kept changing", l.keys.meta)
 }
 
 // checkMetaOnce is one attempt of checkMeta; done is false when an upgrade
-// lost a race and checkMeta should read again.
-func (l *Log) checkMetaOnce(ctx context.Context, mine []byte) (done bool, err error) {
+// lost a race and checkMeta should read again, or when it failed (err);
+// transient tells a failure whose outcome etcd did not decide, which
+// checkMeta sends again.
+func (l *Log) checkMetaOnce(ctx context.Context, mine []byte) (done, transient bool, err error) {
 	resp, err := l.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(l.keys.meta), "=", 0)).
 		Then(clientv3.OpPut(l.keys.meta, string(mine))).
 		Else(clientv3.OpGet(l.keys.meta)).
 		Commit()
 	if err != nil {
-		return false, fmt.Errorf("create or read %s: %w", l.keys.meta, err)
+		err, transient = metaError(err)
+		return false, transient, fmt.Errorf("create or read %s: %w", l.keys.meta, err)
 	}
 	if resp.Succeeded {
 		l.log.Info("created the cluster's meta key", "key", l.keys.meta, "meta", string(mine))
-		return true, nil
+		return true, false, nil
 	}
 	kvs := resp.Responses[0].GetResponseRange().GetKvs()
 	if len(kvs) == 0 {
-		return false, fmt.Errorf("read %s: the key vanished", l.keys.meta)
+		return false, false, fmt.Errorf("read %s: the key vanished", l.keys.meta)
 	}
 	var theirs Meta
 	if err := json.Unmarshal(kvs[0].Value, &theirs); err != nil {
-		return false, fmt.Errorf("decode %s (%q): %w", l.keys.meta, kvs[0].Value, err)
+		return false, false, fmt.Errorf("decode %s (%q): %w", l.keys.meta, kvs[0].Value, err)
 	}
 	if d := theirs.diff(l.cfg.Meta); len(d) > 0 {
-		return false, fmt.Errorf("%w (key %s): %s", ErrMetaMismatch, l.keys.meta, strings.Join(d, "; "))
+		return false, false, fmt.Errorf("%w (key %s): %s", ErrMetaMismatch, l.keys.meta, strings.Join(d, "; "))
 	}
 	if !theirs.upgrades(l.cfg.Meta) {
-		return true, nil
+		return true, false, nil
 	}
 	up, err := l.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(l.keys.meta), "=", kvs[0].ModRevision)).
 		Then(clientv3.OpPut(l.keys.meta, string(mine))).
 		Commit()
 	if err != nil {
-		return false, fmt.Errorf("upgrade %s: %w", l.keys.meta, err)
+		err, transient = metaError(err)
+		return false, transient, fmt.Errorf("upgrade %s: %w", l.keys.meta, err)
 	}
 	if up.Succeeded {
 		l.log.Warn("raised the cluster's codec version: replicas of an earlier version cannot read what this one writes, and refuse to start from now on",
 			"key", l.keys.meta, "from", theirs.Codec, "to", l.cfg.Meta.Codec)
 	}
-	return up.Succeeded, nil
+	return up.Succeeded, false, nil
+}
+
+// metaError classifies a failed request of checkMeta as commitError does
+// (transient: etcd may not have decided it), keeping a transient error as
+// etcd's client returned it.
+func metaError(err error) (_ error, transient bool) {
+	wrapped, ambiguous := commitError(err)
+	if ambiguous {
+		return err, true
+	}
+	return wrapped, false
 }
