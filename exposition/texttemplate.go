@@ -2,6 +2,7 @@ package exposition
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"strings"
 	"unsafe"
@@ -50,6 +51,9 @@ type TextTemplate struct {
 type templateFamily struct {
 	name  string
 	slots []int32
+	// kinds[j] is the kind of value field j: a double, or a summary's or
+	// histogram's count (AppendValues).
+	kinds []fieldKind
 	// lines holds, for each sample line of the family's text body, the
 	// body value it shows (AppendFamilyText); nil when none was found.
 	lines []templateLine
@@ -66,7 +70,7 @@ func (t *TextTemplate) FamilyName(i int) string { return t.families[i].name }
 func (t *TextTemplate) Size() int {
 	n := len(t.skeleton) + 4*len(t.cuts) + 64
 	for _, f := range t.families {
-		n += len(f.name) + 4*len(f.slots) + 40
+		n += len(f.name) + 5*len(f.slots) + 64
 	}
 	return n
 }
@@ -125,12 +129,12 @@ func BuildTextTemplate(d *Decoded, families []*dto.MetricFamily, sc *[]byte) (*T
 		if *sc, err = AppendBody((*sc)[:0], mf, format); err != nil {
 			return nil, false
 		}
-		w.slots = nil
+		w.slots, w.kinds = nil, nil
 		if _, ok := w.metrics(nil, *sc); !ok {
 			return nil, false
 		}
 		// A copy: the name is a substring of the pooled body.
-		t.families[i] = templateFamily{name: strings.Clone(mf.GetName()), slots: w.slots}
+		t.families[i] = templateFamily{name: strings.Clone(mf.GetName()), slots: w.slots, kinds: w.kinds}
 		t.families[i].lines = textLines(mf, w.seen, w.counts, sc)
 	}
 	// A value the parser stored and a later line replaced (a second
@@ -219,6 +223,16 @@ type valueWalk struct {
 	inPlace bool
 	// floatsOnly fails the walk at a count (SetValues).
 	floatsOnly bool
+	// kinds collects, with slots, the kind of each value field.
+	kinds []fieldKind
+	// visit, when set, is called with the bytes of each value field in
+	// turn (in place: inPlace must be set), and the walk fails when it
+	// returns false (ExtractValues).
+	visit func(raw []byte, count bool) bool
+	// fromArea takes the values from area, a value area, consumed as the
+	// walk goes (AppendWithValues).
+	fromArea bool
+	area     []byte
 }
 
 // The messages a family's protobuf bytes are made of, as valueWalk reads
@@ -351,14 +365,25 @@ func (w *valueWalk) fixedField(dst []byte, kind walkKind, num protowire.Number, 
 		kind == walkSummary && num == 2,   // sample_sum
 		kind == walkQuantile && num == 2,  // value
 		kind == walkHistogram && num == 2: // sample_sum
-		if w.vals == nil {
+		switch {
+		case w.visit != nil:
+			return dst, w.visit(raw, false)
+		case w.fromArea:
+			if len(w.area) < 8 {
+				return dst, false
+			}
+			bits = binary.LittleEndian.Uint64(w.area)
+			w.area = w.area[8:]
+		case w.vals == nil:
+			w.kinds = append(w.kinds, fieldDouble)
 			return dst, w.collect(math.Float64frombits(bits))
+		default:
+			v, ok := w.value()
+			if !ok {
+				return dst, false
+			}
+			bits = math.Float64bits(v)
 		}
-		v, ok := w.value()
-		if !ok {
-			return dst, false
-		}
-		bits = math.Float64bits(v)
 		if w.inPlace {
 			protowire.AppendFixed64(raw[:0], bits)
 			return dst, true
@@ -380,28 +405,28 @@ func (w *valueWalk) varintField(dst []byte, kind walkKind, num protowire.Number,
 	if num != 1 || kind != walkSummary && kind != walkHistogram && kind != walkBucket || w.floatsOnly {
 		return dst, false // sample_count, cumulative_count
 	}
-	if w.vals == nil {
+	switch {
+	case w.visit != nil:
+		return dst, w.visit(raw, true)
+	case w.fromArea:
+		var n int
+		if u, n = protowire.ConsumeVarint(w.area); n < 0 {
+			return dst, false
+		}
+		w.area = w.area[n:]
+	case w.vals == nil:
 		if u > math.MaxInt32 || !w.collect(float64(u)) {
 			return dst, false
 		}
 		w.counts[u-1] = true
+		w.kinds = append(w.kinds, countKind(kind))
 		return dst, true
-	}
-	v, ok := w.value()
-	if !ok {
-		return dst, false
-	}
-	if kind == walkSummary {
-		// The parser stores uint64(v) for any v; only where that is
-		// defined does the rewrite follow it.
-		if !(v >= 0 && v < 1<<64) {
+	default:
+		v, ok := w.value()
+		if !ok {
 			return dst, false
 		}
-		u = uint64(v)
-	} else {
-		// The parser's test for an integer count: any other is a float
-		// count, which the template's bytes have no field for.
-		if u = uint64(v); v != float64(u) {
+		if u, ok = countKind(kind).count(v); !ok {
 			return dst, false
 		}
 	}

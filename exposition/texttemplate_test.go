@@ -123,6 +123,12 @@ func checkTemplatePair(t testing.TB, b1, b2 []byte) templateResult {
 			res.mismatch = fmt.Sprintf("family %q: rewritten\n%x\ndecoded\n%x", names[i], rewritten[i], want)
 			return res
 		}
+		// The same bytes from the first body's skeleton and the value
+		// area the template writes (package store keeps a family so).
+		if m := checkValueArea(tmpl, i, old[i], vals, want); m != "" {
+			res.mismatch = fmt.Sprintf("family %q: %s", names[i], m)
+			return res
+		}
 		// The text bodies written from the first body's: those of the
 		// second, wherever the first could be rendered.
 		for e, enc := range []Encoding{EncodingText, EncodingOpenMetrics} {
@@ -539,4 +545,25 @@ func BenchmarkTextTemplate(b *testing.B) {
 			d.Release()
 		}
 	})
+}
+
+// checkValueArea checks that the value area tmpl writes for family i from
+// vals, applied to the skeleton of old (the family's bytes from the body
+// the template was built from), gives want; it returns what differs, or "".
+func checkValueArea(tmpl *TextTemplate, i int, old []byte, vals []float64, want []byte) string {
+	skel := bytes.Clone(old)
+	if _, ok := ExtractValues(nil, skel); !ok {
+		return "ExtractValues refused the first body's bytes"
+	}
+	area, ok := tmpl.AppendValues(nil, i, vals)
+	if !ok {
+		return "AppendValues refused values AppendFamily took"
+	}
+	if got, ok := AppendWithValues(nil, skel, area); !ok || !bytes.Equal(got, want) {
+		return fmt.Sprintf("skeleton and area give\n%x (%v)\nwant\n%x", got, ok, want)
+	}
+	if inPlace := bytes.Clone(skel); ApplyValues(inPlace, area) && !bytes.Equal(inPlace, want) {
+		return fmt.Sprintf("skeleton and area give, in place,\n%x\nwant\n%x", inPlace, want)
+	}
+	return ""
 }

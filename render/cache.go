@@ -8,8 +8,10 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -69,14 +71,20 @@ type Cache struct {
 // another encoding than the push rendered for finds enc differs and asks
 // the cache (Cache.Text).
 type textRef struct {
-	// data and n are the blocks: the protobuf block, then the text block
-	// when pbLen is not negative; with pbLen -1 the protobuf block alone.
-	// data is nil when n is 0.
+	// data and n are the blocks: the protobuf block and its value area
+	// (area bytes, see exposition.ExtractValues), then the text block when
+	// pbLen is not negative; with pbLen -1 the protobuf block and its area
+	// alone. data is nil when n is 0.
 	data  *byte
 	n     uint32
 	pbLen int32
 	size  int32
-	enc   int8
+	// area is the length of the value area after the protobuf block: 0
+	// when the block holds the family's values, otherwise the block is
+	// the family's skeleton. Two bytes of what was padding: the family
+	// stays 96 bytes.
+	area uint16
+	enc  int8
 	// plain is true when every name in the family is a legacy name
 	// (exposition.LegacyNames), so its rendering does not depend on the
 	// scrape's escaping scheme and can be cached per encoding.
@@ -123,8 +131,9 @@ func (sc *Scratch) Oversized() bool {
 }
 
 // Fill fills an empty cache at push time with a copy of pb (the s2 block
-// of the family's protobuf bytes, only valid until the caller's next use
-// of its buffer), which Packed returns from then on. plain says whether
+// of the family's protobuf bytes, or of its skeleton when area, its value
+// area, is not empty; only valid until the caller's next use of its
+// buffer) and of area, which Stored returns from then on. plain says whether
 // every name of mf is a legacy name. A plain family's body is rendered now in
 // enc (the text encoding last scraped, State.Encoding), straight from the
 // dto the push decoded, so that scrapes only copy bytes; enc
@@ -138,40 +147,43 @@ func (sc *Scratch) Oversized() bool {
 // allocations, the kept s2 block and TextBody per family, with the push
 // buffers pooled); rendering the same bodies at scrape time cost ~24 us
 // per family, because the scrape had to decode the stored protobuf first.
-func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) {
+func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb, area []byte, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		c.SetProtobuf(bytes.Clone(pb))
+		c.setStored(pb, area)
 		return
 	}
 	var err error
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
-	c.keep(pb, enc, err, sc)
+	c.keep(pb, area, enc, err, sc)
 }
 
 // FillStored is Fill for a family given as its stored protobuf bytes
 // (f.Metrics), which it renders from (exposition.AppendStoredBody), with
 // the same bytes: a push that reused the last push's skeleton
-// (exposition.TextTemplate) has no decoded family to render.
-func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) {
+// (exposition.TextTemplate) has no decoded family to render. pb is the s2
+// block of f.Metrics, or of its skeleton when area, its value area, is
+// not empty (exposition.ExtractValues); area must be shorter than 64 KiB.
+func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, pb, area []byte, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		c.SetProtobuf(bytes.Clone(pb))
+		c.setStored(pb, area)
 		return
 	}
 	var err error
 	sc.body, err = exposition.AppendStoredBody(sc.body[:0], f, exposition.NewFormat(enc))
-	c.keep(pb, enc, err, sc)
+	c.keep(pb, area, enc, err, sc)
 }
 
 // FillBody is Fill for a family whose body in enc the caller wrote,
 // body (a push applied from its template writes it from the last one's:
-// exposition.TextTemplate.AppendFamilyText).
-func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) {
+// exposition.TextTemplate.AppendFamilyText); pb and area are as for
+// FillStored.
+func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb, area []byte, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		c.SetProtobuf(bytes.Clone(pb))
+		c.setStored(pb, area)
 		return
 	}
 	sc.body = append(sc.body[:0], body...)
-	c.keep(pb, enc, nil, sc)
+	c.keep(pb, area, enc, nil, sc)
 }
 
 // TextIn returns the s2 block of the family's text body in enc, the one
@@ -195,8 +207,9 @@ func (c *Cache) rendersText(plain bool, enc exposition.Encoding) bool {
 }
 
 // keep stores the text body in sc.body, rendered in enc with the outcome
-// err, as the pushed body beside a copy of pb, the family's s2 block.
-func (c *Cache) keep(pb []byte, enc exposition.Encoding, err error, sc *Scratch) {
+// err, as the pushed body beside a copy of pb, the family's s2 block, and
+// of area, its value area.
+func (c *Cache) keep(pb, area []byte, enc exposition.Encoding, err error, sc *Scratch) {
 	if err != nil || len(sc.body)+len(pb) > math.MaxInt32/2 {
 		// No body to keep. A family that cannot be rendered in the
 		// encoding last scraped (a float histogram in OpenMetrics 1.0)
@@ -204,35 +217,107 @@ func (c *Cache) keep(pb []byte, enc exposition.Encoding, err error, sc *Scratch)
 		// on which format was scraped last (DESIGN §5), so it is
 		// decided by the checks before, the same for every push. A
 		// scrape in that encoding leaves the family out.
-		c.SetProtobuf(bytes.Clone(pb))
+		c.setStored(pb, area)
 		return
 	}
 	text := EncodeInto(&sc.packed, sc.body)
-	// Both blocks share one allocation: one object less per family for the
+	// The blocks share one allocation: one object less per family for the
 	// collector to track (900,000 at 100,000 groups).
-	both := make([]byte, len(pb)+len(text))
-	copy(both, pb)
-	copy(both[len(pb):], text)
-	c.pushed = textRef{pbLen: int32(len(pb)), size: int32(len(sc.body)), enc: int8(enc), plain: true}
-	c.pushed.setBlocks(both)
+	all := make([]byte, len(pb)+len(area)+len(text))
+	copy(all[copy(all, pb):], area)
+	copy(all[len(pb)+len(area):], text)
+	c.pushed = textRef{pbLen: int32(len(pb)), size: int32(len(sc.body)), area: areaLen(area), enc: int8(enc), plain: true}
+	c.pushed.setBlocks(all)
 }
+
+// areaLen returns the length of a value area, which the caller keeps
+// under 64 KiB (MaxArea).
+func areaLen(area []byte) uint16 {
+	if len(area) > MaxArea {
+		panic(fmt.Sprintf("render: a value area of %d bytes does not fit the cache", len(area)))
+	}
+	return uint16(len(area))
+}
+
+// MaxArea is the longest value area a cache keeps beside a skeleton.
+const MaxArea = math.MaxUint16
 
 // SetProtobuf makes pb the family's s2 block of protobuf bytes, with no
 // pushed body: for a family restored from its record, or not rendered at
 // its push. The cache keeps pb.
 func (c *Cache) SetProtobuf(pb []byte) {
 	c.pushed.setBlocks(pb)
-	c.pushed.pbLen, c.pushed.size = -1, 0
+	c.pushed.pbLen, c.pushed.size, c.pushed.area = -1, 0, 0
 }
 
-// Packed returns the family's s2 block of protobuf bytes. The block must
-// not be modified.
-func (c *Cache) Packed() []byte {
-	b := c.pushed.blocks()
-	if n := c.pushed.pbLen; n >= 0 {
-		b = b[:n:n]
+// setStored makes a copy of pb, with area after it, the family's s2 block
+// and value area, with no pushed body.
+func (c *Cache) setStored(pb, area []byte) {
+	if len(area) == 0 {
+		c.SetProtobuf(bytes.Clone(pb))
+		return
 	}
-	return b
+	both := make([]byte, len(pb)+len(area))
+	copy(both[copy(both, pb):], area)
+	c.pushed.setBlocks(both)
+	c.pushed.pbLen, c.pushed.size, c.pushed.area = -1, 0, areaLen(area)
+}
+
+// Stored returns the family's s2 block of protobuf bytes and its value
+// area: when the area is empty, the block holds the family's values;
+// otherwise it is the s2 block of the family's skeleton, and the area
+// holds the values (exposition.ExtractValues). Neither must be modified.
+// AppendMetrics and Block put them together.
+func (c *Cache) Stored() (pb, area []byte) {
+	b := c.pushed.blocks()
+	end := len(b)
+	if c.pushed.pbLen >= 0 {
+		end = int(c.pushed.pbLen) + int(c.pushed.area)
+	}
+	cut := end - int(c.pushed.area)
+	return b[:cut:cut], b[cut:end:end]
+}
+
+// AppendMetrics appends to dst the family's protobuf bytes (the repeated
+// field 4 of MetricFamily for every metric), decompressed, with the values
+// of its value area written in (exposition.ApplyValues).
+func (c *Cache) AppendMetrics(dst []byte) ([]byte, error) {
+	pb, area := c.Stored()
+	n, err := s2.DecodedLen(pb)
+	if err != nil {
+		return dst, fmt.Errorf("decompress: %w", err)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	b, err := s2.Decode(dst[start:], pb)
+	if err != nil {
+		return dst[:start], fmt.Errorf("decompress: %w", err)
+	}
+	if len(area) == 0 || exposition.ApplyValues(b, area) {
+		return dst, nil
+	}
+	// A count's varint changed its length since the skeleton was made:
+	// the bytes are written anew from a copy of it.
+	dst, ok := exposition.AppendWithValues(dst[:start], bytes.Clone(b), area)
+	if !ok {
+		return dst[:start], errors.New("the value area does not fit the protobuf bytes")
+	}
+	return dst, nil
+}
+
+// Block returns the s2 block of the family's protobuf bytes, as the
+// journal stores them: the stored block when it holds the values,
+// otherwise a new one, compressed from AppendMetrics.
+func (c *Cache) Block() ([]byte, error) {
+	pb, area := c.Stored()
+	if len(area) == 0 {
+		return pb, nil
+	}
+	b, err := c.AppendMetrics(nil)
+	if err != nil {
+		return nil, err
+	}
+	return s2.Encode(nil, b), nil
 }
 
 // text returns the s2 block of the pushed body, and whether there is one.
@@ -240,7 +325,7 @@ func (p *textRef) text() ([]byte, bool) {
 	if p.pbLen < 0 || p.data == nil {
 		return nil, false
 	}
-	return p.blocks()[p.pbLen:], true
+	return p.blocks()[int(p.pbLen)+int(p.area):], true
 }
 
 // SetPlain records whether the family is plain, for a family restored

@@ -14,12 +14,10 @@ import (
 )
 
 // testFamily is a stored family as rendering sees it: its dto and a
-// cache, which holds the s2 block of its protobuf bytes unless packed
-// stands in for it.
+// cache, which holds the s2 block of its protobuf bytes.
 type testFamily struct {
-	mf     *dto.MetricFamily
-	packed []byte
-	cache  Cache
+	mf    *dto.MetricFamily
+	cache Cache
 	// decodes counts the renders from the protobuf bytes: only they read
 	// the family's HELP text through the Source.
 	decodes int
@@ -33,10 +31,8 @@ func (f *testFamily) Help() string {
 func (f *testFamily) Unit() string         { return f.mf.GetUnit() }
 func (f *testFamily) Type() dto.MetricType { return f.mf.GetType() }
 func (f *testFamily) Packed() []byte {
-	if f.packed != nil {
-		return f.packed
-	}
-	return f.cache.Packed()
+	pb, _ := f.cache.Stored()
+	return pb
 }
 func (f *testFamily) Cache() *Cache { return &f.cache }
 
@@ -53,7 +49,7 @@ func newTestFamily(t *testing.T, plain bool, enc exposition.Encoding) *testFamil
 	}
 	f := &testFamily{mf: mf}
 	var buf []byte
-	f.cache.Fill(mf, plain, enc, EncodeInto(&buf, pb), &Scratch{})
+	f.cache.Fill(mf, plain, enc, EncodeInto(&buf, pb), nil, &Scratch{})
 	if got, err := s2.Decode(nil, f.Packed()); err != nil || !bytes.Equal(got, pb) {
 		t.Fatalf("Fill kept %q (%v), want the block of %q", got, err, pb)
 	}
@@ -169,7 +165,7 @@ func TestProtobufKeepsTheBytesUntilDropped(t *testing.T) {
 
 func TestACorruptBlockIsAnErrorNamingTheFamily(t *testing.T) {
 	f := newTestFamily(t, true, exposition.EncodingProtobuf)
-	f.packed = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	f.cache.SetProtobuf([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	if _, err := f.cache.Metrics(f); err == nil || !bytes.Contains([]byte(err.Error()), []byte(`"m"`)) {
 		t.Errorf("Metrics of a corrupt block: %v, want an error naming the family", err)
 	}
@@ -222,7 +218,8 @@ func TestHasTextSaysWhetherTextWouldRender(t *testing.T) {
 
 func TestTheProtobufBlockCannotGrowIntoThePushedBody(t *testing.T) {
 	f := newTestFamily(t, true, exposition.EncodingText)
-	pb, text := f.cache.Packed(), body(t, f, exposition.EncodingText)
+	pb, _ := f.cache.Stored()
+	text := body(t, f, exposition.EncodingText)
 	packed, size, _ := f.cache.Pushed()
 	if cap(pb) != len(pb) {
 		t.Fatalf("the protobuf block (len %d, cap %d) can grow into the pushed body", len(pb), cap(pb))
@@ -235,8 +232,8 @@ func TestTheProtobufBlockCannotGrowIntoThePushedBody(t *testing.T) {
 	// A block set alone (a restored family) has no pushed body.
 	restored := append([]byte(nil), pb...)
 	f.cache.SetProtobuf(restored)
-	if got := f.cache.Packed(); &got[0] != &restored[0] || len(got) != len(restored) {
-		t.Error("Packed does not return the block SetProtobuf gave")
+	if got, area := f.cache.Stored(); &got[0] != &restored[0] || len(got) != len(restored) || len(area) != 0 {
+		t.Error("Stored does not return the block SetProtobuf gave")
 	}
 	if packed, size, _ := f.cache.Pushed(); packed != nil || size != 0 {
 		t.Errorf("a pushed body of %d bytes (size %d) after SetProtobuf, want none", len(packed), size)
@@ -245,7 +242,7 @@ func TestTheProtobufBlockCannotGrowIntoThePushedBody(t *testing.T) {
 		t.Error("HasText after SetProtobuf, want no text body")
 	}
 	var zero Cache
-	if zero.Packed() != nil {
+	if pb, area := zero.Stored(); pb != nil || area != nil {
 		t.Error("an empty cache has a protobuf block")
 	}
 	if packed, _, _ := zero.Pushed(); packed != nil {

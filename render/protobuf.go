@@ -19,9 +19,6 @@ type Source interface {
 	Help() string
 	Unit() string
 	Type() dto.MetricType
-	// Packed returns the s2 block of the family's protobuf bytes (the
-	// repeated field 4 of MetricFamily); it must not be modified.
-	Packed() []byte
 	// Cache returns the family's render cache.
 	Cache() *Cache
 }
@@ -43,24 +40,27 @@ func (c *Cache) Metrics(src Source) ([]byte, error) {
 	if b := c.unpacked.Load(); b != nil {
 		return *b, nil
 	}
-	n, err := c.ProtobufLen(src)
+	b, err := c.AppendMetrics(nil)
 	if err != nil {
-		return nil, err
-	}
-	b, err := s2.Decode(make([]byte, n), src.Packed())
-	if err != nil {
-		return nil, fmt.Errorf("decompress stored family %q: %w", src.Name(), err)
+		return nil, fmt.Errorf("stored family %q: %w", src.Name(), err)
 	}
 	return b, nil
 }
 
 // ProtobufLen returns the length of the protobuf bytes of src (the family
 // c belongs to), read from the s2 block's header without decompressing it.
+// A family kept as a skeleton and a value area (Stored) is put together
+// and kept first (Protobuf): its counts may not take the skeleton's bytes.
 func (c *Cache) ProtobufLen(src Source) (int, error) {
 	if b := c.unpacked.Load(); b != nil {
 		return len(*b), nil
 	}
-	n, err := s2.DecodedLen(src.Packed())
+	pb, area := c.Stored()
+	if len(area) > 0 {
+		b, err := c.Protobuf(src)
+		return len(b), err
+	}
+	n, err := s2.DecodedLen(pb)
 	if err != nil {
 		return 0, fmt.Errorf("decompress stored family %q: %w", src.Name(), err)
 	}
@@ -103,20 +103,15 @@ func Body(src Source, fm exposition.Format) ([]byte, error) {
 
 // appendStored appends the body of src (the family c belongs to) in fm to
 // dst, rendered from its protobuf bytes: those a protobuf scrape cached, or
-// its s2 block decompressed into sc.
+// its s2 block decompressed into sc (AppendMetrics).
 func (c *Cache) appendStored(dst []byte, src Source, fm exposition.Format, sc *Scratch) ([]byte, error) {
 	metrics, ok := c.ProtobufCached()
 	if !ok {
-		n, err := c.ProtobufLen(src)
-		if err != nil {
-			return dst, err
+		var err error
+		if sc.metrics, err = c.AppendMetrics(sc.metrics[:0]); err != nil {
+			return dst, fmt.Errorf("stored family %q: %w", src.Name(), err)
 		}
-		if cap(sc.metrics) < n {
-			sc.metrics = make([]byte, n)
-		}
-		if metrics, err = s2.Decode(sc.metrics[:n], src.Packed()); err != nil {
-			return dst, fmt.Errorf("decompress stored family %q: %w", src.Name(), err)
-		}
+		metrics = sc.metrics
 	}
 	dst, err := exposition.AppendStoredBody(dst, exposition.StoredFamily{
 		Name: src.Name(), Help: src.Help(), Unit: src.Unit(), Type: src.Type(), Metrics: metrics,

@@ -215,7 +215,11 @@ func TestExemplarLabelNamesAreEscapedAfterARestore(t *testing.T) {
 	exemplarPush(t, s)
 	k := storetest.Key("job", "j")
 	r := newStore(store.Options{})
-	for _, op := range s.JournalOps() {
+	ops, err := s.JournalOps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
 		if err := r.Restore(op.Key, op.Value); err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func BenchmarkApplyRepush(b *testing.B) {
 			if _, err := src.Push(ctx, Push{Key: keys[i], Method: Replace, Families: payload.Families(i, v), Time: at}); err != nil {
 				b.Fatal(err)
 			}
-			records[v][i] = encodeGroup(src.Group(keys[i]))
+			records[v][i] = testRecord(b, src.Group(keys[i]))
 		}
 	}
 	dst := New(Options{})

@@ -50,7 +50,7 @@ func pushedRecords(t *testing.T, utf8Names bool, pushes ...[]*dto.MetricFamily) 
 		if _, err := src.Push(context.Background(), Push{Key: k, Method: Replace, Families: fams, Time: t0.Add(time.Duration(i) * time.Second)}); err != nil {
 			t.Fatalf("push %d: %v", i, err)
 		}
-		ops = append(ops, journal.Op{Kind: journal.OpSet, Key: k.ID(), Value: encodeGroup(src.Group(k))})
+		ops = append(ops, journal.Op{Kind: journal.OpSet, Key: k.ID(), Value: testRecord(t, src.Group(k))})
 	}
 	return ops
 }

@@ -84,7 +84,7 @@ func TestAConflictingAppliedChangeIsAppliedAndCounted(t *testing.T) {
 	mustPush(t, b, storetest.Key("job", "x", "instance", "i"), Replace, "m 2\n", t0)
 	follower := New(Options{})
 	for i, g := range []*Group{a.Group(storetest.Key("job", "x")), b.Group(storetest.Key("job", "x", "instance", "i"))} {
-		op := journal.Op{Kind: journal.OpSet, Key: g.Key().ID(), Value: encodeGroup(g)}
+		op := journal.Op{Kind: journal.OpSet, Key: g.Key().ID(), Value: testRecord(t, g)}
 		if err := follower.Apply(journal.Position(i+1), []journal.Op{op}); err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func TestAFollowerWritesTimeFamiliesFromTheGroupItReplaces(t *testing.T) {
 	follower := New(Options{})
 	for i, st := range steps {
 		st.do(t0.Add(time.Duration(i) * time.Minute))
-		op := journal.Op{Kind: journal.OpSet, Key: k.ID(), Value: encodeGroup(src.Group(k))}
+		op := journal.Op{Kind: journal.OpSet, Key: k.ID(), Value: testRecord(t, src.Group(k))}
 		var held *Group
 		if i > 0 {
 			held = follower.committedGroup(op.Key)

@@ -26,7 +26,7 @@ func BenchmarkApplyReplicated(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	ops := src.JournalOps()
+	ops := testJournalOps(b, src)
 	dst := New(Options{})
 	if err := dst.Apply(1, ops); err != nil {
 		b.Fatal(err)

@@ -28,7 +28,7 @@ func TestTheLastFailureReasonIsKeptAndRestored(t *testing.T) {
 		t.Errorf("FailureReason after a successful push = %q, want %q", got, want)
 	}
 	r := New(Options{})
-	if err := r.Restore(k.ID(), encodeGroup(s.Group(k))); err != nil {
+	if err := r.Restore(k.ID(), testRecord(t, s.Group(k))); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Group(k).FailureReason(); got != want {

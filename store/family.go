@@ -39,7 +39,7 @@ import (
 // instead of a type field and two pointers, it went from 144 bytes to 128,
 // and BenchmarkStoreHeap at 10,000 groups from 81.2 to 79.6 MB. With its
 // protobuf block and its pushed text body behind one slice of the render
-// cache (render.Cache.Packed), not a slice each, it went to 112 bytes:
+// cache (render.Cache.Stored), not a slice each, it went to 112 bytes:
 // BenchmarkStoreHeap 79.95 to 78.35 MB, and 89.52 to 87.92 MB after
 // scrapes (3 runs each, every run the same to 0.01 MB). With that slice
 // held as a pointer and a length (render.textRef), it went to 96 bytes:
@@ -125,6 +125,10 @@ type scratch struct {
 	digest   []byte
 	oldText  []byte
 	newText  []byte
+	// skeleton and area take a family's skeleton and value area
+	// (exposition.ExtractValues) for a push applied from its template.
+	skeleton []byte
+	area     []byte
 	fams     []*Family
 	prepared []admission.Family
 	ids      []familyID
@@ -155,8 +159,11 @@ func (sc *scratch) reset() {
 // why); only a failure to encode the protobuf form fails, the same for
 // every enc. known says that pf.MF holds no unknown protobuf fields
 // (Push.KnownFields). pf.MF is pooled memory released after the push: only
-// encoded copies are kept. sc may be nil.
-func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
+// encoded copies are kept. sc may be nil. With skeleton, the family is kept
+// as its skeleton and value area (exposition.ExtractValues) when it can
+// be, as the pushes applied from its template keep it (repushFamily): the
+// first of those then copies the skeleton too.
+func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known, skeleton bool, sc *scratch) (*Family, error) {
 	mf := pf.MF
 	if sc == nil {
 		sc = &scratch{}
@@ -179,8 +186,25 @@ func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known boo
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}
-	f.cache.Fill(mf, pf.Plain, enc, render.EncodeInto(&sc.packed, sc.body), &sc.text)
+	pb, area := skeletonOf(skeleton, sc)
+	f.cache.Fill(mf, pf.Plain, enc, render.EncodeInto(&sc.packed, pb), area, &sc.text)
 	return f, nil
+}
+
+// skeletonOf returns the protobuf bytes in sc.body to compress and keep,
+// with no value area; or, with skeleton, the family's skeleton in
+// sc.skeleton and its value area in sc.area, when the bytes hold only
+// fields a text push can hold and their area fits the cache.
+func skeletonOf(skeleton bool, sc *scratch) (pb, area []byte) {
+	if !skeleton {
+		return sc.body, nil
+	}
+	sc.skeleton = append(sc.skeleton[:0], sc.body...)
+	var ok bool
+	if sc.area, ok = exposition.ExtractValues(sc.area[:0], sc.skeleton); !ok || len(sc.area) == 0 || len(sc.area) > render.MaxArea {
+		return sc.body, nil
+	}
+	return sc.skeleton, sc.area
 }
 
 // packInto returns an exact-size copy of the s2 block of b, encoded in the
@@ -234,8 +258,3 @@ func (f *Family) Decode() (*dto.MetricFamily, error) {
 
 // Cache returns the family's render cache, what scrapes read and fill.
 func (f *Family) Cache() *render.Cache { return &f.cache }
-
-// Packed returns the s2 block of the family's protobuf bytes (the repeated
-// field 4 of MetricFamily for every metric), as the journal stores it; it
-// must not be modified.
-func (f *Family) Packed() []byte { return f.cache.Packed() }

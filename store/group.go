@@ -130,7 +130,7 @@ func (s *Store) timeFamily(name string, key groupkey.Key, at int64, enc expositi
 	id.Start(s.seed, name, s.opts.UTF8Names)
 	pf := admission.Family{MF: mf, Series: []uint64{id.Series(labels)}}
 	pf.Plain, pf.Labels = id.Plain(mf), id.LabelNames()
-	f, err := newFamily(pf, at, enc, true, sc)
+	f, err := newFamily(pf, at, enc, true, false, sc)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
 		panic("store: encode " + name + ": " + err.Error())
@@ -149,7 +149,7 @@ func (s *Store) addTimeFamilies(g *Group, from *Group, prepared []admission.Fami
 		if name == PushFailureTimeName {
 			at = g.failTime
 		}
-		f, pf, built := s.nextTimeFamily(from, name, g.key, groupcodec.UnixNanos(at), enc, sc)
+		f, pf, built := s.nextTimeFamily(from, name, g.key, groupcodec.UnixNanos(at), enc, false, sc)
 		g.families.put(f)
 		if built {
 			prepared = append(prepared, pf)
@@ -168,13 +168,15 @@ func (s *Store) addTimeFamilies(g *Group, from *Group, prepared []admission.Fami
 //
 // A follower applies every push through here (storedGroup): building both
 // time families anew was 11% of its CPU per applied push in a 3-replica
-// cluster taking 32 clients' pushes of the bench payload.
-func (s *Store) nextTimeFamily(from *Group, name string, key groupkey.Key, at int64, enc exposition.Encoding, sc *scratch) (f *Family, pf admission.Family, built bool) {
+// cluster taking 32 clients' pushes of the bench payload. skeletons says
+// whether a family written from from's is kept as its skeleton and value
+// area (PushText).
+func (s *Store) nextTimeFamily(from *Group, name string, key groupkey.Key, at int64, enc exposition.Encoding, skeletons bool, sc *scratch) (f *Family, pf admission.Family, built bool) {
 	if from != nil {
 		if f := from.families.get(name); f != nil && f.lastPush == at {
 			return f, admission.Family{}, false
 		}
-		if f := retime(from, name, at, enc, sc); f != nil {
+		if f := retime(from, name, at, enc, skeletons, sc); f != nil {
 			return f, admission.Family{}, false
 		}
 	}
@@ -185,9 +187,9 @@ func (s *Store) nextTimeFamily(from *Group, name string, key groupkey.Key, at in
 // journalValue encodes g for the journal, or returns nil when there is no
 // journal: encoding copies every family's block, work a memory-only store
 // need not do on every push. s.mu must be held.
-func (s *Store) journalValue(g *Group) []byte {
+func (s *Store) journalValue(g *Group) ([]byte, error) {
 	if s.journal == nil {
-		return nil
+		return nil, nil
 	}
 	return encodeGroup(g)
 }

@@ -142,7 +142,7 @@ func TestFamilyStatesSurviveTheJournalAndTheLog(t *testing.T) {
 	}
 	// A restart: the journal's records restored into a fresh store.
 	restored := New(Options{})
-	for _, op := range writer.JournalOps() {
+	for _, op := range testJournalOps(t, writer) {
 		if err := restored.Restore(op.Key, op.Value); err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func BenchmarkPushJournaled(b *testing.B) {
 func BenchmarkApplyFromEtcd(b *testing.B) {
 	const groups = 1000
 	src := filledStore(b, groups)
-	ops := src.JournalOps()
+	ops := testJournalOps(b, src)
 	values := make([][]byte, len(ops))
 	for i, op := range ops {
 		values[i] = op.Value

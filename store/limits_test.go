@@ -236,14 +236,14 @@ func TestTotalsStayExactThroughEveryChange(t *testing.T) {
 	mustPush(t, s, c, Replace, seriesText("p", 2), time.Unix(6, 0))
 	r := New(Options{Limits: limits.Limits{MaxGroups: 1, MaxSeries: 2, MaxSeriesPerPush: 1}})
 	for _, g := range s.Groups() {
-		if err := r.Restore(g.Key().ID(), encodeGroup(g)); err != nil {
+		if err := r.Restore(g.Key().ID(), testRecord(t, g)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Restoring a key twice (the journal holds only the last state, but an
 	// import may repeat a key) replaces, so it counts once.
 	g := s.Group(c)
-	if err := r.Restore(g.Key().ID(), encodeGroup(g)); err != nil {
+	if err := r.Restore(g.Key().ID(), testRecord(t, g)); err != nil {
 		t.Fatal(err)
 	}
 	requireTotals(t, r, 2, 7)

@@ -1,8 +1,13 @@
 package store
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/groupkey"
 
 	"github.com/pushgate/pushgate/exposition"
 	"github.com/pushgate/pushgate/internal/storetest"
@@ -16,12 +21,29 @@ import (
 // sizes of the protobuf bytes (packed-MB), the s2-compressed text bodies
 // (text-MB) and the deflate segments (deflate-MB). It is the in-process
 // counterpart of `pushgate-bench rss` (issue #3 target 5).
+//
+// fill=decoded pushes decoded families (filledStore); fill=text pushes the
+// text bodies, as the web handler does, so that the store keeps them as
+// skeletons and value areas (newFamily); fill=repushed then pushes every
+// group once more from its template (PushText).
 func BenchmarkStoreHeap(b *testing.B) {
+	for _, fill := range []string{"decoded", "text", "repushed"} {
+		b.Run("fill="+fill, func(b *testing.B) { storeHeap(b, fill) })
+	}
+}
+
+// storeHeap is BenchmarkStoreHeap with the fill named.
+func storeHeap(b *testing.B, fill string) {
 	for i := 0; i < b.N; i++ {
 		var before, after, scraped runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		s := filledStore(b, 10_000)
+		var s *Store
+		if fill == "decoded" {
+			s = filledStore(b, 10_000)
+		} else {
+			s = textFilledStore(b, 10_000, fill == "repushed")
+		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		fillCachesAsScrapesDo(b, s)
@@ -30,7 +52,8 @@ func BenchmarkStoreHeap(b *testing.B) {
 		var text, deflate, proto int
 		for _, g := range s.Groups() {
 			for _, f := range g.Families() {
-				proto += len(f.Packed())
+				pb, area := f.cache.Stored()
+				proto += len(pb) + len(area)
 				pushed, _, _ := f.cache.Pushed()
 				text += len(pushed)
 				if tb := f.cache.CachedText(); tb != nil {
@@ -83,4 +106,30 @@ func BenchmarkGCWithStore(b *testing.B) {
 		runtime.GC()
 	}
 	runtime.KeepAlive(s)
+}
+
+// textFilledStore returns a store of n groups of the bench payload pushed
+// as text bodies, as the web handler pushes them, and, with repush, pushed
+// once more from their templates.
+func textFilledStore(b *testing.B, n int, repush bool) *Store {
+	b.Helper()
+	s := New(Options{})
+	tp := textPusher{s: s, templates: true}
+	at := time.Unix(1_700_000_000, 0)
+	rounds := 1
+	if repush {
+		rounds = 2
+	}
+	for r := range rounds {
+		for i := range n {
+			k := groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
+			if _, err := tp.push(b, k, Replace, payload.Text(i, r+1), at.Add(time.Duration(r)*time.Second)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if repush && s.TemplatePushes() != uint64(n) {
+		b.Fatalf("%d of %d pushes applied from templates", s.TemplatePushes(), n)
+	}
+	return s
 }

@@ -88,8 +88,13 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	fams := make([]*Family, len(prepared))
 	gid := p.Key.ID()
 	enc, textScrapes := s.render.encoding(), s.render.TextScrapes()
+	// A text push that may find its template (below) keeps its families
+	// as skeletons and value areas, as the pushes applied from the template
+	// will (PushText), unless a journal needs them whole.
+	templated := p.Source != nil && p.Disposable && len(p.Families) == pushed && len(p.States) == 0
 	s.mu.Lock()
 	old := s.headGroup(gid)
+	skeletons := templated && s.journal == nil
 	s.mu.Unlock()
 	if !s.renderAtPush(old, p.Time, textScrapes) {
 		// The protobuf encoding renders no text body (render.Cache.Fill).
@@ -97,7 +102,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	}
 	at := groupcodec.UnixNanos(p.Time)
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf, at, enc, p.KnownFields, sc); err != nil {
+		if fams[i], err = newFamily(pf, at, enc, p.KnownFields, skeletons, sc); err != nil {
 			return 0, admission.Refusal(err)
 		}
 		if st := p.States[fams[i].Name()]; len(st) > 0 {
@@ -105,7 +110,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 		}
 	}
 	var tmpl *exposition.TextTemplate
-	if p.Source != nil && p.Disposable && len(p.Families) == pushed && len(p.States) == 0 {
+	if templated {
 		// After newFamily: building a template overwrites the values.
 		tmpl = s.templates.find(p.Source, prepared, sc)
 	}
@@ -126,6 +131,9 @@ type installing struct {
 	textScrapes uint64
 	tmpl        *exposition.TextTemplate
 	from        *Group
+	// skeletons says whether the families were kept as skeletons and value
+	// areas (PushText), as the time family written from from's is.
+	skeletons bool
 }
 
 // errStale is installPush's answer when the head group changed since the
@@ -138,7 +146,7 @@ var errStale = errors.New("the group changed while the push was built from it")
 func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scratch) (journal.Position, error) {
 	gid := p.Key.ID()
 	fams, prepared, enc := in.fams, in.prepared, in.enc
-	pushFam, pushPrep, _ := s.nextTimeFamily(in.from, PushTimeName, p.Key, groupcodec.UnixNanos(p.Time), enc, sc)
+	pushFam, pushPrep, _ := s.nextTimeFamily(in.from, PushTimeName, p.Key, groupcodec.UnixNanos(p.Time), enc, in.skeletons, sc)
 
 	s.mu.Lock()
 	if p.Expect != nil && !p.Expect.holds(s, gid) {
@@ -182,7 +190,12 @@ func (s *Store) installPush(ctx context.Context, p Push, in installing, sc *scra
 		s.mu.Unlock()
 		return 0, admission.Refusal(err)
 	}
-	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
+	value, err := s.journalValue(ng)
+	if err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: value})
 	s.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -275,7 +288,11 @@ func (s *Store) recordFailure(ctx context.Context, key groupkey.Key, at time.Tim
 			return
 		}
 	}
-	ticket, err := s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: s.journalValue(ng)})
+	value, err := s.journalValue(ng)
+	var ticket journal.Commit
+	if err == nil {
+		ticket, err = s.commitLocked([]change{{gid: gid, prev: old, next: ng}}, journal.Op{Kind: journal.OpSet, Key: gid, Value: value})
+	}
 	s.mu.Unlock()
 	if err == nil {
 		_, err = s.wait(ctx, ticket)

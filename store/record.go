@@ -1,15 +1,18 @@
 package store
 
 import (
+	"fmt"
+
 	"github.com/pushgate/pushgate/groupcodec"
 	"github.com/pushgate/pushgate/groupkey"
 )
 
 // encodeGroup returns g's record for the journal (groupcodec): its key,
 // times and pushed families, each with its s2 block as the family holds it
-// (nothing is decompressed). The time families are left out; a restore
-// rebuilds them from the times.
-func encodeGroup(g *Group) []byte {
+// (nothing is decompressed), or, for a family kept as a skeleton and a
+// value area, compressed again (render.Cache.Block). The time families are
+// left out; a restore rebuilds them from the times.
+func encodeGroup(g *Group) ([]byte, error) {
 	rec := groupcodec.Group{
 		Labels:        make([]groupcodec.Label, len(g.key.Labels())),
 		PushTime:      g.pushTime,
@@ -25,11 +28,15 @@ func encodeGroup(g *Group) []byte {
 		if name == PushTimeName || name == PushFailureTimeName {
 			continue
 		}
+		packed, err := f.cache.Block()
+		if err != nil {
+			return nil, fmt.Errorf("encode group %s, family %s: %w", g.key, name, err)
+		}
 		rec.Families = append(rec.Families, groupcodec.Family{
-			Name: name, Help: f.Help(), Unit: f.Unit(), Type: f.Type(), LastPush: f.LastPush(), Packed: f.Packed(), State: f.State(),
+			Name: name, Help: f.Help(), Unit: f.Unit(), Type: f.Type(), LastPush: f.LastPush(), Packed: packed, State: f.State(),
 		})
 	}
-	return groupcodec.Encode(&rec)
+	return groupcodec.Encode(&rec), nil
 }
 
 // recordKey returns the grouping key of a decoded record.

@@ -34,6 +34,7 @@ func (rs *renderState) putScratch(sc *scratch) {
 	if cap(sc.body) > render.MaxScratch || cap(sc.packed) > render.MaxScratch || cap(sc.old) > render.MaxScratch || cap(sc.replaced) > render.MaxScratch ||
 		cap(sc.records) > render.MaxScratch || cap(sc.digest) > render.MaxScratch ||
 		cap(sc.oldText) > render.MaxScratch || cap(sc.newText) > render.MaxScratch ||
+		cap(sc.skeleton) > render.MaxScratch || cap(sc.area) > render.MaxScratch ||
 		cap(sc.vals) > render.MaxScratch/8 || sc.text.Oversized() {
 		return
 	}

@@ -42,13 +42,17 @@ func (s *Store) Restore(key string, value []byte) error {
 // JournalOps returns one Set op per stored group, each value a record
 // Restore loads back: the whole state, for writing a fresh journal (after
 // an import).
-func (s *Store) JournalOps() []journal.Op {
+func (s *Store) JournalOps() ([]journal.Op, error) {
 	groups := s.Groups()
 	ops := make([]journal.Op, 0, len(groups))
 	for _, g := range groups {
-		ops = append(ops, journal.Op{Kind: journal.OpSet, Key: g.key.ID(), Value: encodeGroup(g)})
+		value, err := encodeGroup(g)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, journal.Op{Kind: journal.OpSet, Key: g.key.ID(), Value: value})
 	}
-	return ops
+	return ops, nil
 }
 
 // installChecked installs g, which replaces the group of its key, unless
@@ -195,8 +199,9 @@ func sameIdentity(f *Family, metrics []byte, of *Family, known bool, sc *scratch
 		return false
 	}
 	if !known {
-		replaced, err := decodeBlock(&sc.replaced, of.Packed())
-		if err != nil || !exposition.SameProtobufLabels(replaced, metrics) {
+		var err error
+		sc.replaced, err = of.cache.AppendMetrics(sc.replaced[:0])
+		if err != nil || !exposition.SameProtobufLabels(sc.replaced, metrics) {
 			return false
 		}
 	}

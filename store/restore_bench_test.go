@@ -25,7 +25,7 @@ func BenchmarkRestore(b *testing.B) {
 			}
 			var records []record
 			for _, g := range src.Groups() {
-				records = append(records, record{g.Key().ID(), encodeGroup(g)})
+				records = append(records, record{g.Key().ID(), testRecord(b, g)})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -58,7 +58,7 @@ func TestRestoredStoreScrapesLikeTheOriginal(t *testing.T) {
 		}
 		dst := New(Options{UTF8Names: utf8Names})
 		for _, g := range src.Groups() {
-			if err := dst.Restore(g.Key().ID(), encodeGroup(g)); err != nil {
+			if err := dst.Restore(g.Key().ID(), testRecord(t, g)); err != nil {
 				t.Fatal(err)
 			}
 		}

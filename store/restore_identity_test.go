@@ -44,7 +44,7 @@ func TestARestoredFamilyHasThePushedFamilysIdentity(t *testing.T) {
 		dst := New(Options{UTF8Names: utf8Names})
 		// Hashes compare under one seed only.
 		dst.seed = src.seed
-		if err := dst.Restore(k.ID(), encodeGroup(src.Group(k))); err != nil {
+		if err := dst.Restore(k.ID(), testRecord(t, src.Group(k))); err != nil {
 			t.Fatal(err)
 		}
 		pushed, restored := src.Group(k), dst.Group(k)

@@ -18,10 +18,10 @@ type record struct {
 }
 
 // recordsOf returns src's groups as records.
-func recordsOf(src *Store) []record {
+func recordsOf(t testing.TB, src *Store) []record {
 	var rs []record
 	for _, g := range src.Groups() {
-		rs = append(rs, record{g.Key().ID(), encodeGroup(g)})
+		rs = append(rs, record{g.Key().ID(), testRecord(t, g)})
 	}
 	return rs
 }
@@ -37,7 +37,7 @@ func conflictingRecords(t *testing.T) (record, record) {
 	if err := push(t, b, storetest.Key("job", "a", "instance", "x"), Replace, "m 2\n", t0); err != nil {
 		t.Fatal(err)
 	}
-	return recordsOf(a)[0], recordsOf(b)[0]
+	return recordsOf(t, a)[0], recordsOf(t, b)[0]
 }
 
 // TestEveryLogReaderBuildsTheSameStoreFromConflictingRecords: a log
@@ -52,7 +52,7 @@ func TestEveryLogReaderBuildsTheSameStoreFromConflictingRecords(t *testing.T) {
 	first, second := conflictingRecords(t)
 	var reference map[exposition.Encoding][]byte
 	for _, order := range [][]record{{first, second}, {second, first}} {
-		records := append(recordsOf(src), order...)
+		records := append(recordsOf(t, src), order...)
 		restored, restorer, applied := New(Options{}), New(Options{}), New(Options{})
 		for _, r := range records {
 			if err := restored.Restore(r.key, r.value); err != nil {
@@ -104,7 +104,7 @@ func TestEveryLogReaderBuildsTheSameStoreFromConflictingRecords(t *testing.T) {
 }
 
 func TestARestorerFailsOnARecordItCannotDecode(t *testing.T) {
-	records := recordsOf(filledStore(t, 50))
+	records := recordsOf(t, filledStore(t, 50))
 	bad := record{"broken", []byte{99, 1, 2, 3}}
 	records = append(records[:10:10], append([]record{bad}, records[10:]...)...)
 	rs := New(Options{}).NewRestorer(2)

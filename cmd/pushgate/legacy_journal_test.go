@@ -21,7 +21,10 @@ import (
 func rewriteJournal(t *testing.T, path string, version byte, st *store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	ops := st.JournalOps()
+	ops, err := st.JournalOps()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range ops {
 		v, err := groupcodectest.Legacy(version, ops[i].Value)
 		if err != nil {

@@ -178,7 +178,12 @@ func importReference(ctx context.Context, path string, opts filejournal.Options,
 	if err != nil {
 		return fmt.Errorf("create journal for import: %w", err)
 	}
-	if ops := st.JournalOps(); len(ops) > 0 {
+	ops, err := st.JournalOps()
+	if err != nil {
+		j.Close()
+		return fmt.Errorf("encode imported groups: %w", err)
+	}
+	if len(ops) > 0 {
 		ticket, err := j.Append(ops...)
 		if err == nil {
 			err = ticket.Wait(ctx)

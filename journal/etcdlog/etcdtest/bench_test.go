@@ -34,7 +34,11 @@ func encodedGroups(b *testing.B) []journal.Op {
 			b.Fatal(err)
 		}
 	}
-	return s.JournalOps()
+	ops, err := s.JournalOps()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ops
 }
 
 // BenchmarkAppendWait measures durable pushes: appenders goroutines each

@@ -48,9 +48,9 @@ func conflictingRecords(t *testing.T) [2]journal.Op {
 		if _, err := s.Push(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
-		ops := s.JournalOps()
-		if len(ops) != 1 {
-			t.Fatalf("a scratch store holds %d records", len(ops))
+		ops, err := s.JournalOps()
+		if err != nil || len(ops) != 1 {
+			t.Fatalf("a scratch store holds %d records (%v)", len(ops), err)
 		}
 		records[i] = ops[0]
 	}

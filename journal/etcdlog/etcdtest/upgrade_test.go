@@ -52,7 +52,10 @@ func TestAReplicaLoadsAndFollowsWhatTheEarlierVersionWroteAndStoresItsOwnRecords
 			t.Fatal(err)
 		}
 	}
-	ops := src.JournalOps()
+	ops, err := src.JournalOps()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, op := range ops[:4] {
 		if _, err := cli.Put(ctx, prefix+"groups/"+op.Key, string(version2Value(t, op.Value))); err != nil {
 			t.Fatal(err)
@@ -89,7 +92,10 @@ func TestAReplicaLoadsAndFollowsWhatTheEarlierVersionWroteAndStoresItsOwnRecords
 	if err != nil || len(got.Kvs) != 1 {
 		t.Fatalf("get the pushed group: %v, %d keys", err, len(got.Kvs))
 	}
-	want := replica.JournalOps()
+	want, err := replica.JournalOps()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, op := range want {
 		if op.Key == k.ID() && !bytes.Equal(got.Kvs[0].Value, op.Value) {
 			t.Errorf("etcd holds %d bytes (version %d), not the %d-byte record", len(got.Kvs[0].Value), got.Kvs[0].Value[0], len(op.Value))

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/s2"
+
+	"github.com/pushgate/pushgate/bench/payload"
+	"github.com/pushgate/pushgate/exposition"
+	"github.com/pushgate/pushgate/groupcodec"
+	"github.com/pushgate/pushgate/groupkey"
+	"github.com/pushgate/pushgate/render"
+)
+
+// pushBenchTwice pushes the bench payload's text body to n groups, then
+// again with other values, through textPusher with templates.
+func pushBenchTwice(t *testing.T, s *Store, n int) {
+	t.Helper()
+	tp := textPusher{s: s, templates: true}
+	at := time.Unix(1_700_000_000, 0)
+	for seq := 1; seq <= 2; seq++ {
+		for i := range n {
+			k := groupkey.New(map[string]string{"job": payload.Job, "instance": fmt.Sprintf("i%d", i)})
+			if _, err := tp.push(t, k, Replace, payload.Text(i, seq), at.Add(time.Duration(seq)*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if s.TemplatePushes() != uint64(n) {
+		t.Fatalf("%d of %d pushes applied from templates", s.TemplatePushes(), n)
+	}
+}
+
+// areas counts the families of s kept as a skeleton and a value area.
+func areas(s *Store) (withArea, all int) {
+	for _, g := range s.Groups() {
+		for _, f := range g.Families() {
+			if _, area := f.cache.Stored(); len(area) > 0 {
+				withArea++
+			}
+			all++
+		}
+	}
+	return withArea, all
+}
+
+// TestAStoreWithoutAJournalKeepsTextPushesAsSkeletons: text pushes that
+// may use a template, and those applied from one, keep their families as
+// skeletons and value areas in a store with no journal; a store with one
+// keeps whole blocks, which its records copy as they are.
+func TestAStoreWithoutAJournalKeepsTextPushesAsSkeletons(t *testing.T) {
+	memory := New(Options{})
+	pushBenchTwice(t, memory, 20)
+	withArea, all := areas(memory)
+	// Every pushed family and push_time_seconds; not
+	// push_failure_time_seconds, built once with the group.
+	if want := all - 20; withArea != want {
+		t.Errorf("a store without a journal keeps %d of %d families as skeletons, want %d", withArea, all, want)
+	}
+	if memory.templates.skeletonCopies.Load() == 0 {
+		t.Error("no push applied from a template copied a skeleton")
+	}
+
+	journaled := New(Options{})
+	journaled.SetJournal(&recordingLog{})
+	pushBenchTwice(t, journaled, 20)
+	if withArea, all := areas(journaled); withArea != 0 {
+		t.Errorf("a journaled store keeps %d of %d families as skeletons, want none", withArea, all)
+	}
+}
+
+// TestARecordOfASkeletonHoldsTheWholeBytes: a store kept as skeletons and
+// value areas writes records (JournalOps, for an import) whose blocks
+// hold the families' bytes, values and all, and a store restored from
+// them serves the same bodies.
+func TestARecordOfASkeletonHoldsTheWholeBytes(t *testing.T) {
+	src := New(Options{})
+	pushBenchTwice(t, src, 20)
+	ops := testJournalOps(t, src)
+	dst := New(Options{})
+	for _, op := range ops {
+		rec, err := groupcodec.Decode(op.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := src.Group(recordKey(&rec))
+		for _, rf := range rec.Families {
+			got, err := s2.Decode(nil, rf.Packed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := metricsOf(t, g.families.get(rf.Name)); !bytes.Equal(got, want) {
+				t.Errorf("group %s, family %s: the record's block holds\n%x\nwant\n%x", g.Key(), rf.Name, got, want)
+			}
+		}
+		if err := dst.Restore(op.Key, op.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {
+		for _, g := range src.Groups() {
+			for _, f := range g.Families() {
+				want, err := render.Body(f, exposition.NewFormat(enc))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := render.Body(dst.Group(g.Key()).families.get(f.Name()), exposition.NewFormat(enc))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("group %s, family %s, %v: restored\n%s\nwant\n%s", g.Key(), f.Name(), enc, got, want)
+				}
+			}
+		}
+	}
+}
