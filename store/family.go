@@ -159,11 +159,10 @@ func (sc *scratch) reset() {
 // why); only a failure to encode the protobuf form fails, the same for
 // every enc. known says that pf.MF holds no unknown protobuf fields
 // (Push.KnownFields). pf.MF is pooled memory released after the push: only
-// encoded copies are kept. sc may be nil. With skeleton, the family is kept
-// as its skeleton and value area (exposition.ExtractValues) when it can
-// be, as the pushes applied from its template keep it (repushFamily): the
-// first of those then copies the skeleton too.
-func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known, skeleton bool, sc *scratch) (*Family, error) {
+// encoded copies are kept. sc may be nil. The family is kept whole: only
+// the pushes applied from its group's template keep skeletons (see
+// repushFamily for why).
+func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known bool, sc *scratch) (*Family, error) {
 	mf := pf.MF
 	if sc == nil {
 		sc = &scratch{}
@@ -186,8 +185,7 @@ func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known, sk
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}
-	pb, area := skeletonOf(skeleton, sc)
-	f.cache.Fill(mf, pf.Plain, enc, render.EncodeInto(&sc.packed, pb), area, &sc.text)
+	f.cache.Fill(mf, pf.Plain, enc, render.EncodeInto(&sc.packed, sc.body), nil, &sc.text)
 	return f, nil
 }
 

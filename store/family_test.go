@@ -55,7 +55,7 @@ func TestAStoredFamilyDecodesToWhatWasPushed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, pf := range prepared {
-		f, err := newFamily(pf, t0.UnixNano(), exposition.EncodingText, false, false, nil)
+		f, err := newFamily(pf, t0.UnixNano(), exposition.EncodingText, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

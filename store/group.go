@@ -130,7 +130,7 @@ func (s *Store) timeFamily(name string, key groupkey.Key, at int64, enc expositi
 	id.Start(s.seed, name, s.opts.UTF8Names)
 	pf := admission.Family{MF: mf, Series: []uint64{id.Series(labels)}}
 	pf.Plain, pf.Labels = id.Plain(mf), id.LabelNames()
-	f, err := newFamily(pf, at, enc, true, false, sc)
+	f, err := newFamily(pf, at, enc, true, sc)
 	if err != nil {
 		// A gauge with valid labels always encodes; a failure here is a bug.
 		panic("store: encode " + name + ": " + err.Error())

@@ -59,7 +59,7 @@ func (s *Store) Import(g ImportedGroup) error {
 	enc := s.render.encoding()
 	var sc scratch
 	for i, pf := range prepared {
-		f, err := newFamily(pf, groupcodec.UnixNanos(g.Families[i].LastPush), enc, false, false, &sc)
+		f, err := newFamily(pf, groupcodec.UnixNanos(g.Families[i].LastPush), enc, false, &sc)
 		if err != nil {
 			return err
 		}

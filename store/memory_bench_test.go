@@ -23,9 +23,9 @@ import (
 // counterpart of `pushgate-bench rss` (issue #3 target 5).
 //
 // fill=decoded pushes decoded families (filledStore); fill=text pushes the
-// text bodies, as the web handler does, so that the store keeps them as
-// skeletons and value areas (newFamily); fill=repushed then pushes every
-// group once more from its template (PushText).
+// text bodies, as the web handler does; fill=repushed then pushes every
+// group once more from its template (PushText), which keeps the families
+// as skeletons and value areas.
 func BenchmarkStoreHeap(b *testing.B) {
 	for _, fill := range []string{"decoded", "text", "repushed"} {
 		b.Run("fill="+fill, func(b *testing.B) { storeHeap(b, fill) })

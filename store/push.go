@@ -88,13 +88,8 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	fams := make([]*Family, len(prepared))
 	gid := p.Key.ID()
 	enc, textScrapes := s.render.encoding(), s.render.TextScrapes()
-	// A text push that may find its template (below) keeps its families
-	// as skeletons and value areas, as the pushes applied from the template
-	// will (PushText), unless a journal needs them whole.
-	templated := p.Source != nil && p.Disposable && len(p.Families) == pushed && len(p.States) == 0
 	s.mu.Lock()
 	old := s.headGroup(gid)
-	skeletons := templated && s.journal == nil
 	s.mu.Unlock()
 	if !s.renderAtPush(old, p.Time, textScrapes) {
 		// The protobuf encoding renders no text body (render.Cache.Fill).
@@ -102,7 +97,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 	}
 	at := groupcodec.UnixNanos(p.Time)
 	for i, pf := range prepared {
-		if fams[i], err = newFamily(pf, at, enc, p.KnownFields, skeletons, sc); err != nil {
+		if fams[i], err = newFamily(pf, at, enc, p.KnownFields, sc); err != nil {
 			return 0, admission.Refusal(err)
 		}
 		if st := p.States[fams[i].Name()]; len(st) > 0 {
@@ -110,7 +105,7 @@ func (s *Store) push(ctx context.Context, p Push) (journal.Position, error) {
 		}
 	}
 	var tmpl *exposition.TextTemplate
-	if templated {
+	if p.Source != nil && p.Disposable && len(p.Families) == pushed && len(p.States) == 0 {
 		// After newFamily: building a template overwrites the values.
 		tmpl = s.templates.find(p.Source, prepared, sc)
 	}

@@ -39,7 +39,7 @@ func TestNewFamilyStoresWhatItCannotRenderInTheEncodingLastScraped(t *testing.T)
 	for _, enc := range []exposition.Encoding{exposition.EncodingText, exposition.EncodingOpenMetrics, exposition.EncodingProtobuf} {
 		t.Run(enc.String(), func(t *testing.T) {
 			mf := storetest.FloatHistogram("f")
-			f, err := newFamily(admission.Family{MF: mf, Series: []uint64{1}, Plain: true}, t0.UnixNano(), enc, false, false, nil)
+			f, err := newFamily(admission.Family{MF: mf, Series: []uint64{1}, Plain: true}, t0.UnixNano(), enc, false, nil)
 			if err != nil {
 				t.Fatalf("newFamily fails after a %s scrape: %v", enc, err)
 			}
