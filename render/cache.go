@@ -131,9 +131,8 @@ func (sc *Scratch) Oversized() bool {
 }
 
 // Fill fills an empty cache at push time with a copy of pb (the s2 block
-// of the family's protobuf bytes, or of its skeleton when area, its value
-// area, is not empty; only valid until the caller's next use of its
-// buffer) and of area, which Stored returns from then on. plain says whether
+// of the family's protobuf bytes, only valid until the caller's next use
+// of its buffer), which Stored returns from then on. plain says whether
 // every name of mf is a legacy name. A plain family's body is rendered now in
 // enc (the text encoding last scraped, State.Encoding), straight from the
 // dto the push decoded, so that scrapes only copy bytes; enc
@@ -147,14 +146,14 @@ func (sc *Scratch) Oversized() bool {
 // allocations, the kept s2 block and TextBody per family, with the push
 // buffers pooled); rendering the same bodies at scrape time cost ~24 us
 // per family, because the scrape had to decode the stored protobuf first.
-func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb, area []byte, sc *Scratch) {
+func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, pb []byte, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		c.setStored(pb, area)
+		c.SetProtobuf(bytes.Clone(pb))
 		return
 	}
 	var err error
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
-	c.keep(pb, area, enc, err, sc)
+	c.keep(pb, nil, enc, err, sc)
 }
 
 // FillStored is Fill for a family given as its stored protobuf bytes

@@ -49,7 +49,7 @@ func newTestFamily(t *testing.T, plain bool, enc exposition.Encoding) *testFamil
 	}
 	f := &testFamily{mf: mf}
 	var buf []byte
-	f.cache.Fill(mf, plain, enc, EncodeInto(&buf, pb), nil, &Scratch{})
+	f.cache.Fill(mf, plain, enc, EncodeInto(&buf, pb), &Scratch{})
 	if got, err := s2.Decode(nil, f.Packed()); err != nil || !bytes.Equal(got, pb) {
 		t.Fatalf("Fill kept %q (%v), want the block of %q", got, err, pb)
 	}

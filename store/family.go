@@ -185,24 +185,8 @@ func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known boo
 	if err != nil {
 		return nil, fmt.Errorf("encode family %q: %w", mf.GetName(), err)
 	}
-	f.cache.Fill(mf, pf.Plain, enc, render.EncodeInto(&sc.packed, sc.body), nil, &sc.text)
+	f.cache.Fill(mf, pf.Plain, enc, render.EncodeInto(&sc.packed, sc.body), &sc.text)
 	return f, nil
-}
-
-// skeletonOf returns the protobuf bytes in sc.body to compress and keep,
-// with no value area; or, with skeleton, the family's skeleton in
-// sc.skeleton and its value area in sc.area, when the bytes hold only
-// fields a text push can hold and their area fits the cache.
-func skeletonOf(skeleton bool, sc *scratch) (pb, area []byte) {
-	if !skeleton {
-		return sc.body, nil
-	}
-	sc.skeleton = append(sc.skeleton[:0], sc.body...)
-	var ok bool
-	if sc.area, ok = exposition.ExtractValues(sc.area[:0], sc.skeleton); !ok || len(sc.area) == 0 || len(sc.area) > render.MaxArea {
-		return sc.body, nil
-	}
-	return sc.skeleton, sc.area
 }
 
 // packInto returns an exact-size copy of the s2 block of b, encoded in the

@@ -182,6 +182,22 @@ func nextFamily(of *Family, at int64, enc exposition.Encoding, written, skeleton
 	return followingFamily(of, at, enc, written, render.EncodeInto(&sc.packed, pb), area, sc)
 }
 
+// skeletonOf returns the protobuf bytes in sc.body to compress and keep,
+// with no value area; or, with skeleton, the family's skeleton in
+// sc.skeleton and its value area in sc.area, when the bytes hold only
+// fields a text push can hold and their area fits the cache.
+func skeletonOf(skeleton bool, sc *scratch) (pb, area []byte) {
+	if !skeleton {
+		return sc.body, nil
+	}
+	sc.skeleton = append(sc.skeleton[:0], sc.body...)
+	var ok bool
+	if sc.area, ok = exposition.ExtractValues(sc.area[:0], sc.skeleton); !ok || len(sc.area) == 0 || len(sc.area) > render.MaxArea {
+		return sc.body, nil
+	}
+	return sc.skeleton, sc.area
+}
+
 // followingFamily returns the family that follows of: the s2 block pb and
 // the value area area (see render.Cache.Stored), pushed at at, of's
 // identity, and its text body in enc the one in sc.newText when written,
@@ -193,7 +209,13 @@ func followingFamily(of *Family, at int64, enc exposition.Encoding, written bool
 		f.cache.FillBody(sc.newText, plain, enc, pb, area, &sc.text)
 		return f
 	}
-	stored := exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
+	// The family is rendered from its bytes only where the push renders
+	// text: a push from the template with a copied skeleton has no bytes
+	// in sc.body, and reads nothing of of's identity.
+	var stored exposition.StoredFamily
+	if rendersText(of, enc) {
+		stored = exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
+	}
 	f.cache.FillStored(stored, plain, enc, pb, area, &sc.text)
 	return f
 }
