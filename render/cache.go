@@ -31,7 +31,7 @@ import (
 // Since then it holds the family's protobuf block too (textRef). It must
 // not be copied once used.
 type Cache struct {
-	// pushed is the family's s2 block of protobuf bytes (Packed) and the
+	// pushed is the family's s2 block of protobuf bytes (Stored) and the
 	// text or OpenMetrics body the push rendered, in the encoding last
 	// scraped, so that a scrape of unchanged data copies bytes (DESIGN §6),
 	// and whether the family is plain.
@@ -70,19 +70,24 @@ type Cache struct {
 // the heap (BenchmarkStoreHeap 101.6 MB with, 98.4 without). A scrape in
 // another encoding than the push rendered for finds enc differs and asks
 // the cache (Cache.Text).
+//
+// A family kept as a skeleton and a value area (Metrics) holds its
+// skeleton's block apart, behind skel, so that the families that follow it
+// share the block instead of copying it (Skeleton).
 type textRef struct {
-	// data and n are the blocks: the protobuf block and its value area
-	// (area bytes, see exposition.ExtractValues), then the text block when
-	// pbLen is not negative; with pbLen -1 the protobuf block and its area
-	// alone. data is nil when n is 0.
+	// skel is the s2 block of the family's skeleton, of pbLen bytes, when
+	// the family is kept as a skeleton and a value area; data then holds
+	// the area (area bytes, see exposition.ExtractValues), then the text
+	// block when there are more bytes. With skel nil, data holds the
+	// family's protobuf block, then the text block when pbLen is not
+	// negative; with pbLen -1 the protobuf block alone. data is nil when
+	// n is 0.
+	skel  *byte
 	data  *byte
 	n     uint32
 	pbLen int32
 	size  int32
-	// area is the length of the value area after the protobuf block: 0
-	// when the block holds the family's values, otherwise the block is
-	// the family's skeleton. Two bytes of what was padding: the family
-	// stays 96 bytes.
+	// area is the length of the value area, 0 when skel is nil.
 	area uint16
 	enc  int8
 	// plain is true when every name in the family is a legacy name
@@ -153,36 +158,33 @@ func (c *Cache) Fill(mf *dto.MetricFamily, plain bool, enc exposition.Encoding, 
 	}
 	var err error
 	sc.body, err = exposition.AppendBody(sc.body[:0], mf, exposition.NewFormat(enc))
-	c.keep(pb, nil, enc, err, sc)
+	c.keep(WholeBlock(pb), enc, err, sc)
 }
 
 // FillStored is Fill for a family given as its stored protobuf bytes
-// (f.Metrics), which it renders from (exposition.AppendStoredBody), with
-// the same bytes: a push that reused the last push's skeleton
-// (exposition.TextTemplate) has no decoded family to render. pb is the s2
-// block of f.Metrics, or of its skeleton when area, its value area, is
-// not empty (exposition.ExtractValues); area must be shorter than 64 KiB.
-func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, pb, area []byte, sc *Scratch) {
+// (f.Metrics), which it renders from (exposition.AppendStoredBody), and
+// kept as m: a push that reused the last push's skeleton
+// (exposition.TextTemplate) has no decoded family to render.
+func (c *Cache) FillStored(f exposition.StoredFamily, plain bool, enc exposition.Encoding, m Metrics, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		c.setStored(pb, area)
+		c.setStored(m)
 		return
 	}
 	var err error
 	sc.body, err = exposition.AppendStoredBody(sc.body[:0], f, exposition.NewFormat(enc))
-	c.keep(pb, area, enc, err, sc)
+	c.keep(m, enc, err, sc)
 }
 
 // FillBody is Fill for a family whose body in enc the caller wrote,
 // body (a push applied from its template writes it from the last one's:
-// exposition.TextTemplate.AppendFamilyText); pb and area are as for
-// FillStored.
-func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, pb, area []byte, sc *Scratch) {
+// exposition.TextTemplate.AppendFamilyText), kept as m.
+func (c *Cache) FillBody(body []byte, plain bool, enc exposition.Encoding, m Metrics, sc *Scratch) {
 	if !c.rendersText(plain, enc) {
-		c.setStored(pb, area)
+		c.setStored(m)
 		return
 	}
 	sc.body = append(sc.body[:0], body...)
-	c.keep(pb, area, enc, nil, sc)
+	c.keep(m, enc, nil, sc)
 }
 
 // TextIn returns the s2 block of the family's text body in enc, the one
@@ -206,26 +208,32 @@ func (c *Cache) rendersText(plain bool, enc exposition.Encoding) bool {
 }
 
 // keep stores the text body in sc.body, rendered in enc with the outcome
-// err, as the pushed body beside a copy of pb, the family's s2 block, and
-// of area, its value area.
-func (c *Cache) keep(pb, area []byte, enc exposition.Encoding, err error, sc *Scratch) {
-	if err != nil || len(sc.body)+len(pb) > math.MaxInt32/2 {
+// err, as the pushed body beside a copy of m's block or value area, and
+// m's skeleton.
+func (c *Cache) keep(m Metrics, enc exposition.Encoding, err error, sc *Scratch) {
+	if err != nil || len(sc.body)+int(m.skel.n)+len(m.block) > math.MaxInt32/2 {
 		// No body to keep. A family that cannot be rendered in the
 		// encoding last scraped (a float histogram in OpenMetrics 1.0)
 		// is still stored: whether a push is accepted must not depend
 		// on which format was scraped last (DESIGN §5), so it is
 		// decided by the checks before, the same for every push. A
 		// scrape in that encoding leaves the family out.
-		c.setStored(pb, area)
+		c.setStored(m)
 		return
 	}
 	text := EncodeInto(&sc.packed, sc.body)
 	// The blocks share one allocation: one object less per family for the
 	// collector to track (900,000 at 100,000 groups).
-	all := make([]byte, len(pb)+len(area)+len(text))
-	copy(all[copy(all, pb):], area)
-	copy(all[len(pb)+len(area):], text)
-	c.pushed = textRef{pbLen: int32(len(pb)), size: int32(len(sc.body)), area: areaLen(area), enc: int8(enc), plain: true}
+	first := m.block
+	if m.skel.p != nil {
+		first = m.area
+	}
+	all := make([]byte, len(first)+len(text))
+	copy(all[copy(all, first):], text)
+	c.pushed = textRef{pbLen: int32(len(first)), size: int32(len(sc.body)), enc: int8(enc), plain: true}
+	if m.skel.p != nil {
+		c.pushed.skel, c.pushed.pbLen, c.pushed.area = m.skel.p, m.skel.n, areaLen(m.area)
+	}
 	c.pushed.setBlocks(all)
 }
 
@@ -246,35 +254,37 @@ const MaxArea = math.MaxUint16
 // its push. The cache keeps pb.
 func (c *Cache) SetProtobuf(pb []byte) {
 	c.pushed.setBlocks(pb)
-	c.pushed.pbLen, c.pushed.size, c.pushed.area = -1, 0, 0
+	c.pushed.skel, c.pushed.pbLen, c.pushed.size, c.pushed.area = nil, -1, 0, 0
 }
 
-// setStored makes a copy of pb, with area after it, the family's s2 block
-// and value area, with no pushed body.
-func (c *Cache) setStored(pb, area []byte) {
-	if len(area) == 0 {
-		c.SetProtobuf(bytes.Clone(pb))
+// setStored keeps m, a copy of its block or of its value area beside its
+// skeleton, with no pushed body.
+func (c *Cache) setStored(m Metrics) {
+	if m.skel.p == nil {
+		c.SetProtobuf(bytes.Clone(m.block))
 		return
 	}
-	both := make([]byte, len(pb)+len(area))
-	copy(both[copy(both, pb):], area)
-	c.pushed.setBlocks(both)
-	c.pushed.pbLen, c.pushed.size, c.pushed.area = -1, 0, areaLen(area)
+	c.pushed.setBlocks(bytes.Clone(m.area))
+	c.pushed.skel, c.pushed.pbLen, c.pushed.size, c.pushed.area = m.skel.p, m.skel.n, 0, areaLen(m.area)
 }
 
 // Stored returns the family's s2 block of protobuf bytes and its value
 // area: when the area is empty, the block holds the family's values;
 // otherwise it is the s2 block of the family's skeleton, and the area
-// holds the values (exposition.ExtractValues). Neither must be modified.
-// AppendMetrics and Block put them together.
+// holds the values (exposition.ExtractValues). Neither must be modified:
+// the skeleton's block is shared by the families that follow one another
+// from a template (Skeleton). AppendMetrics and Block put them together.
 func (c *Cache) Stored() (pb, area []byte) {
 	b := c.pushed.blocks()
+	if c.pushed.skel != nil {
+		n, a := int(c.pushed.pbLen), int(c.pushed.area)
+		return unsafe.Slice(c.pushed.skel, n), b[:a:a]
+	}
 	end := len(b)
 	if c.pushed.pbLen >= 0 {
-		end = int(c.pushed.pbLen) + int(c.pushed.area)
+		end = int(c.pushed.pbLen)
 	}
-	cut := end - int(c.pushed.area)
-	return b[:cut:cut], b[cut:end:end]
+	return b[:end:end], b[end:end:end]
 }
 
 // AppendMetrics appends to dst the family's protobuf bytes (the repeated
@@ -321,10 +331,16 @@ func (c *Cache) Block() ([]byte, error) {
 
 // text returns the s2 block of the pushed body, and whether there is one.
 func (p *textRef) text() ([]byte, bool) {
+	if p.skel != nil {
+		if p.n <= uint32(p.area) {
+			return nil, false
+		}
+		return p.blocks()[p.area:], true
+	}
 	if p.pbLen < 0 || p.data == nil {
 		return nil, false
 	}
-	return p.blocks()[int(p.pbLen)+int(p.area):], true
+	return p.blocks()[p.pbLen:], true
 }
 
 // SetPlain records whether the family is plain, for a family restored

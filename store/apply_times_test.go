@@ -65,7 +65,7 @@ func TestAFollowerWritesTimeFamiliesFromTheGroupItReplaces(t *testing.T) {
 			if kept := gf == hf; kept == changed {
 				t.Errorf("%s: %s kept from the group replaced: %v, want %v", st.name, name, kept, !changed)
 			}
-			if &gf.series[0] != &hf.series[0] {
+			if &gf.series()[0] != &hf.series()[0] {
 				t.Errorf("%s: %s was built anew, not written from the family the follower held", st.name, name)
 			}
 		}

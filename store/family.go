@@ -3,9 +3,11 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 	"unique"
+	"unsafe"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -44,16 +46,22 @@ import (
 // scrapes (3 runs each, every run the same to 0.01 MB). With that slice
 // held as a pointer and a length (render.textRef), it went to 96 bytes:
 // BenchmarkStoreHeap 78.35 to 76.7 MB (2 runs, 76.75 and 76.68), and
-// 87.92 to 86.3 MB after scrapes.
+// 87.92 to 86.3 MB after scrapes. The render cache's skeleton pointer
+// (render.Skeleton) took 8 bytes more; holding the series hashes as a
+// pointer and a length (hashes) gave them back.
 type Family struct {
 	meta unique.Handle[familyMeta]
 	// lastPush is the push time as a record holds it
 	// (groupcodec.UnixNanos: 0 for never): a time.Time is three words and
 	// holds a pointer.
 	lastPush int64
-	// series holds one hash per metric (name plus sorted labels), for the
-	// consistency index.
-	series []uint64
+	// hashes points to the family's series hashes (series), nhashes of
+	// them: one per metric (name plus sorted labels), for the consistency
+	// index. A pointer and a length instead of a slice, whose capacity was
+	// never used, keep the family 96 bytes with its render cache's
+	// skeleton pointer (render.Skeleton).
+	hashes  *uint64
+	nhashes uint32
 	// cache holds the bodies rendered for scrapes, and whether the family
 	// is plain (every name a legacy name). It is kept inline, by value:
 	// see render.Cache for the figures.
@@ -170,9 +178,9 @@ func newFamily(pf admission.Family, at int64, enc exposition.Encoding, known boo
 	f := &Family{
 		meta:     unique.Make(familyMeta{name: mf.GetName(), help: mf.GetHelp(), unit: mf.GetUnit(), typ: mf.GetType()}),
 		lastPush: at,
-		series:   pf.Series,
 		extra:    newExtra(pf.Labels, nil),
 	}
+	f.setSeries(pf.Series)
 	// Encode into the scratch buffers and keep exact-size copies:
 	// appending leaves up to half of a buffer's capacity unused, which at
 	// 10,000 groups was 40% of the store's memory.
@@ -211,13 +219,38 @@ func (f *Family) LastPush() time.Time { return groupcodec.NanosTime(f.lastPush) 
 func (f *Family) Unit() string { return f.meta.Value().unit }
 
 // SeriesCount returns the number of metrics (series) in the family.
-func (f *Family) SeriesCount() int { return len(f.series) }
+func (f *Family) SeriesCount() int { return int(f.nhashes) }
+
+// series returns the family's series hashes, one per metric. They must not
+// be modified: the families that follow one another share them.
+func (f *Family) series() []uint64 { return unsafe.Slice(f.hashes, f.nhashes) }
+
+// setSeries makes h the family's series hashes, which it keeps.
+func (f *Family) setSeries(h []uint64) {
+	if uint64(len(h)) > math.MaxUint32 {
+		panic(fmt.Sprintf("store: a family of %d series", len(h)))
+	}
+	f.hashes, f.nhashes = unsafe.SliceData(h), uint32(len(h))
+	if len(h) == 0 {
+		f.hashes = nil
+	}
+}
 
 // hasSeries reports whether f has type typ, exactly the given series
 // hashes in that order and the given label names, so that a family with
 // them has f's index entries.
 func (f *Family) hasSeries(typ dto.MetricType, series []uint64, labels []string) bool {
-	return f.Type() == typ && slices.Equal(f.series, series) && slices.Equal(f.labelNames(), labels)
+	return f.Type() == typ && sameHashes(f.series(), series) && slices.Equal(f.labelNames(), labels)
+}
+
+// sameHashes reports whether a and b hold the same hashes: at once when
+// they are the same slice, as the families that replace one another from a
+// template share theirs, without reading them.
+func sameHashes(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b)
 }
 
 // labelNames returns the family's distinct label names under the UTF-8

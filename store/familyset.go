@@ -55,13 +55,33 @@ func (fs familySet) clone(extra int) familySet {
 }
 
 // counterparts returns, for each family of a, the family of b of the same
-// name, or nil, in a's order, appended to buf[:0] (counterpartsOf).
+// name, or nil, in a's order, appended to buf[:0] (counterpartsOf). Two
+// families with the same meta handle have the same name, so a family of b
+// that shares its meta with the one of a it is compared with is found
+// without reading either name: the families that replace one another
+// share it, and each name read follows the handle to the interned meta.
 func counterparts(a, b familySet, buf []*Family) []*Family {
-	return counterpartsOf(len(a), a.name, b, buf)
+	out := buf[:0]
+	j := 0
+	for _, f := range a {
+		if j < len(b) && b[j].meta == f.meta {
+			out = append(out, b[j])
+			j++
+			continue
+		}
+		name := f.Name()
+		for j < len(b) && b[j].Name() < name {
+			j++
+		}
+		if j < len(b) && b[j].Name() == name {
+			out = append(out, b[j])
+			j++
+		} else {
+			out = append(out, nil)
+		}
+	}
+	return out
 }
-
-// name returns the name of family i of fs.
-func (fs familySet) name(i int) string { return fs[i].Name() }
 
 // counterpartsOf returns, for each of the n names name(0), ...,
 // name(n-1), sorted, the family of b of that name, or nil, appended to

@@ -92,7 +92,7 @@ func (g *Group) Families() []*Family { return g.families }
 func (g *Group) SeriesCount() int {
 	n := 0
 	for _, f := range g.families {
-		n += len(f.series)
+		n += len(f.series())
 	}
 	return n
 }

@@ -213,12 +213,12 @@ func (ix *index) add(gid string, f *Family) {
 	name := f.Name()
 	e := ix.names[name]
 	if e == nil {
-		e = &nameEntry{typ: f.Type(), series: makeSeriesOwners(len(f.series))}
+		e = &nameEntry{typ: f.Type(), series: makeSeriesOwners(len(f.series()))}
 		ix.names[name] = e
 		ix.claim(name, f.Type())
 	}
 	e.groups++
-	for _, h := range f.series {
+	for _, h := range f.series() {
 		e.series.set(h, n)
 	}
 	ix.holdLabels(f.labelNames())
@@ -240,7 +240,7 @@ func (ix *index) remove(gid string, f *Family) {
 	e.groups--
 	// A hash the index maps to another group is that group's series: it
 	// stays.
-	for _, h := range f.series {
+	for _, h := range f.series() {
 		if o, ok := e.series.get(h); ok && o == n {
 			e.series.delete(h)
 		}

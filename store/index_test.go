@@ -105,7 +105,7 @@ func checkIndexOwners(t *testing.T, s *Store) {
 		}
 		for _, f := range g.families {
 			name := f.Name()
-			for _, h := range f.series {
+			for _, h := range f.series() {
 				o, ok := s.index.names[name].series.get(h)
 				if !ok {
 					t.Fatalf("series of %s in group %s is not indexed", name, gid)

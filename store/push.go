@@ -422,12 +422,12 @@ func seriesDelta(old, next *Group) int {
 	d := 0
 	for i, other := range counterparts(of, nf, buf[:]) {
 		if other != of[i] {
-			d -= len(of[i].series)
+			d -= len(of[i].series())
 		}
 	}
 	for i, other := range counterparts(nf, of, buf[:]) {
 		if other != nf[i] {
-			d += len(nf[i].series)
+			d += len(nf[i].series())
 		}
 	}
 	return d

@@ -57,17 +57,17 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	in := installing{fams: sc.fams, prepared: sc.prepared, enc: enc, textScrapes: textScrapes, tmpl: tmpl, from: old, skeletons: skeletons}
 	// Both the template's families and the group's are sorted by name.
 	var buf [16]*Family
-	copies := 0
+	shares := 0
 	for i, of := range counterpartsOf(n, tmpl.FamilyName, old.families, buf[:]) {
 		if of == nil {
 			return 0, false, nil
 		}
-		f, copied, ok := repushFamily(of, tmpl, i, at, enc, skeletons, sc)
+		f, sharedSkeleton, ok := repushFamily(of, tmpl, i, at, enc, skeletons, sc)
 		if !ok {
 			return 0, false, nil
 		}
-		if copied {
-			copies++
+		if sharedSkeleton {
+			shares++
 		}
 		in.fams[i] = f
 		// What the index's check reads: the series are those of, and
@@ -77,7 +77,7 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 		id.mf = dto.MetricFamily{Name: &id.name, Type: &id.typ}
 		in.prepared[i] = admission.Family{
 			MF:     &id.mf,
-			Series: of.series,
+			Series: of.series(),
 			Plain:  of.cache.Plain(),
 			Labels: of.labelNames(),
 		}
@@ -92,7 +92,7 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 	}
 	if err == nil {
 		s.templates.reused.Add(1)
-		s.templates.skeletonCopies.Add(uint64(copies))
+		s.templates.sharedSkeletons.Add(uint64(shares))
 	}
 	return pos, true, err
 }
@@ -101,20 +101,23 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 // pushed at at and rendered in enc; ok is false when a value cannot be
 // stored from the template (TextTemplate.AppendFamily), or of's bytes
 // cannot be read. The new family shares of's identity: name, HELP text,
-// type, series hashes and label names. copied says whether it was written
-// as a new value area beside a copy of of's skeleton.
+// type, series hashes and label names. shared says whether it was written
+// as a new value area beside of's skeleton.
 //
 // With skeletons, the new family is kept as the s2 block of its skeleton
 // and its value area (exposition.ExtractValues). When of is kept so too,
-// the push only writes the new area (TextTemplate.AppendValues) beside a
-// copy of of's skeleton block: nothing is decompressed, walked or
-// compressed, unless the push renders the family's text body and of has
-// none to write it from. Decompressing, rewriting and compressing the last
-// push's bytes was a quarter of the server's CPU per push at 10,000 groups
-// of the bench payload; without it, store's BenchmarkPushText
-// push=template took 13.2 us against 29.5 (6 alternating runs), and the
-// server's CPU per keep-alive PUT, 8 clients for 10 s after a checked
-// fill, 86-95 us against 100-122 (3 alternating runs).
+// the push only writes the new area (TextTemplate.AppendValues) and
+// shares of's skeleton block (render.Skeleton): nothing is decompressed,
+// walked, compressed or copied, unless the push renders the family's text
+// body and of has none to write it from. Decompressing, rewriting and
+// compressing the last push's bytes was a quarter of the server's CPU per
+// push at 10,000 groups of the bench payload; without it, store's
+// BenchmarkPushText push=template took 13.2 us against 29.5 (6 alternating
+// runs), and the server's CPU per keep-alive PUT, 8 clients for 10 s after
+// a checked fill, 86-95 us against 100-122 (3 alternating runs). Sharing
+// the skeleton instead of copying it took a push's allocations from 3.5 to
+// 1.9 KB (BenchmarkPushText, 12 alternating runs) and the server's CPU per
+// push, measured as above, from SRVBEFORE us to SRVAFTER (5 alternating runs).
 //
 // Only a push from the template makes a skeleton; the group's first push,
 // parsed, keeps whole blocks. The two parts take 8% more than the block
@@ -126,15 +129,15 @@ func (s *Store) PushText(ctx context.Context, p Push, body []byte) (pos journal.
 // (a protobuf scrape, a text body rendered from the bytes) writes the
 // values in once per push it reads (render.Cache.AppendMetrics:
 // BenchmarkReadRepushed, 1.08 us a family against 0.46).
-func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, at int64, enc exposition.Encoding, skeletons bool, sc *scratch) (f *Family, copied, ok bool) {
+func repushFamily(of *Family, tmpl *exposition.TextTemplate, i int, at int64, enc exposition.Encoding, skeletons bool, sc *scratch) (f *Family, shared, ok bool) {
 	old, written := oldText(of, enc, sc)
 	if written {
 		sc.newText, written = tmpl.AppendFamilyText(sc.newText[:0], i, enc, old, sc.vals)
 	}
-	skel, prev := of.cache.Stored()
-	if skeletons && len(prev) > 0 && (written || !rendersText(of, enc)) {
-		if sc.area, ok = tmpl.AppendValues(sc.area[:0], i, sc.vals); ok && len(sc.area) <= render.MaxArea {
-			return followingFamily(of, at, enc, written, skel, sc.area, sc), true, true
+	skel, kept := of.cache.Skeleton()
+	if skeletons && kept && (written || !rendersText(of, enc)) {
+		if sc.area, ok = tmpl.AppendValues(sc.area[:0], i, sc.vals); ok && len(sc.area) > 0 && len(sc.area) <= render.MaxArea {
+			return followingFamily(of, at, enc, written, render.SkeletonAndArea(skel, sc.area), sc), true, true
 		}
 	}
 	// A block that does not decompress is left to Push, which replaces
@@ -178,45 +181,43 @@ func oldText(of *Family, enc exposition.Encoding, sc *scratch) ([]byte, bool) {
 // in sc.newText when written, else rendered from the bytes. With
 // skeletons, it is kept as its skeleton and value area.
 func nextFamily(of *Family, at int64, enc exposition.Encoding, written, skeletons bool, sc *scratch) *Family {
-	pb, area := skeletonOf(skeletons, sc)
-	return followingFamily(of, at, enc, written, render.EncodeInto(&sc.packed, pb), area, sc)
+	return followingFamily(of, at, enc, written, skeletonOf(skeletons, sc), sc)
 }
 
-// skeletonOf returns the protobuf bytes in sc.body to compress and keep,
-// with no value area; or, with skeleton, the family's skeleton in
-// sc.skeleton and its value area in sc.area, when the bytes hold only
-// fields a text push can hold and their area fits the cache.
-func skeletonOf(skeleton bool, sc *scratch) (pb, area []byte) {
-	if !skeleton {
-		return sc.body, nil
+// skeletonOf returns the protobuf bytes in sc.body as a fill keeps them:
+// their s2 block; or, with skeleton, the s2 block of the family's skeleton
+// (made in sc.skeleton) and its value area in sc.area, when the bytes hold
+// only fields a text push can hold and their area fits the cache.
+func skeletonOf(skeleton bool, sc *scratch) render.Metrics {
+	if skeleton {
+		sc.skeleton = append(sc.skeleton[:0], sc.body...)
+		var ok bool
+		if sc.area, ok = exposition.ExtractValues(sc.area[:0], sc.skeleton); ok && len(sc.area) > 0 && len(sc.area) <= render.MaxArea {
+			return render.SkeletonAndArea(render.NewSkeleton(render.EncodeInto(&sc.packed, sc.skeleton)), sc.area)
+		}
 	}
-	sc.skeleton = append(sc.skeleton[:0], sc.body...)
-	var ok bool
-	if sc.area, ok = exposition.ExtractValues(sc.area[:0], sc.skeleton); !ok || len(sc.area) == 0 || len(sc.area) > render.MaxArea {
-		return sc.body, nil
-	}
-	return sc.skeleton, sc.area
+	return render.WholeBlock(render.EncodeInto(&sc.packed, sc.body))
 }
 
-// followingFamily returns the family that follows of: the s2 block pb and
-// the value area area (see render.Cache.Stored), pushed at at, of's
-// identity, and its text body in enc the one in sc.newText when written,
-// else rendered from the protobuf bytes in sc.body.
-func followingFamily(of *Family, at int64, enc exposition.Encoding, written bool, pb, area []byte, sc *scratch) *Family {
-	f := &Family{meta: of.meta, lastPush: at, series: of.series, extra: of.extra}
+// followingFamily returns the family that follows of: the protobuf bytes
+// m, pushed at at, of's identity, and its text body in enc the one in
+// sc.newText when written, else rendered from the protobuf bytes in
+// sc.body.
+func followingFamily(of *Family, at int64, enc exposition.Encoding, written bool, m render.Metrics, sc *scratch) *Family {
+	f := &Family{meta: of.meta, lastPush: at, hashes: of.hashes, nhashes: of.nhashes, extra: of.extra}
 	plain := of.cache.Plain()
 	if written {
-		f.cache.FillBody(sc.newText, plain, enc, pb, area, &sc.text)
+		f.cache.FillBody(sc.newText, plain, enc, m, &sc.text)
 		return f
 	}
 	// The family is rendered from its bytes only where the push renders
-	// text: a push from the template with a copied skeleton has no bytes
+	// text: a push from the template with a shared skeleton has no bytes
 	// in sc.body, and reads nothing of of's identity.
 	var stored exposition.StoredFamily
 	if rendersText(of, enc) {
 		stored = exposition.StoredFamily{Name: of.Name(), Help: of.Help(), Unit: of.Unit(), Type: of.Type(), Metrics: sc.body}
 	}
-	f.cache.FillStored(stored, plain, enc, pb, area, &sc.text)
+	f.cache.FillStored(stored, plain, enc, m, &sc.text)
 	return f
 }
 
@@ -239,11 +240,11 @@ func retime(g *Group, name string, at int64, enc exposition.Encoding, skeletons 
 	if written {
 		sc.newText, written = exposition.SetTextValues(sc.newText[:0], text, enc, vals)
 	}
-	skel, prev := of.cache.Stored()
-	if skeletons && len(prev) == 8 && (written || !rendersText(of, enc)) {
+	skel, kept := of.cache.Skeleton()
+	if _, prev := of.cache.Stored(); skeletons && kept && len(prev) == 8 && (written || !rendersText(of, enc)) {
 		// A time family is one gauge: its area is one double.
 		sc.area = binary.LittleEndian.AppendUint64(sc.area[:0], math.Float64bits(vals[0]))
-		return followingFamily(of, at, enc, written, skel, sc.area, sc)
+		return followingFamily(of, at, enc, written, render.SkeletonAndArea(skel, sc.area), sc)
 	}
 	old, err := of.cache.AppendMetrics(sc.old[:0])
 	sc.old = old

@@ -128,7 +128,7 @@ func sameGroups(t *testing.T, step int, a, b *Store) {
 		for j := range fx {
 			f, g := fx[j], fy[j]
 			if f.Name() != g.Name() || f.Help() != g.Help() || f.Type() != g.Type() || f.Unit() != g.Unit() ||
-				!slices.Equal(f.series, g.series) || !slices.Equal(f.labelNames(), g.labelNames()) ||
+				!slices.Equal(f.series(), g.series()) || !slices.Equal(f.labelNames(), g.labelNames()) ||
 				f.cache.Plain() != g.cache.Plain() || !x.FamilyTime(f).Equal(y.FamilyTime(g)) {
 				t.Fatalf("step %d: group %s: family %q differs in its identity or time", step, x.Key(), f.Name())
 			}
@@ -234,13 +234,13 @@ func samePushesFromTemplates(t *testing.T, opts Options) {
 	// Most of those wrote values beside a copy of the last push's
 	// skeleton; the others (a count whose varint grew, a text body to
 	// render with none to write it from) decompressed the last bytes.
-	if copies := fast.templates.skeletonCopies.Load(); copies < uint64(handled) {
-		t.Fatalf("%d families written beside a copied skeleton in %d pushes from templates: too few to test them", copies, handled)
+	if copies := fast.templates.sharedSkeletons.Load(); copies < uint64(handled) {
+		t.Fatalf("%d families written beside a shared skeleton in %d pushes from templates: too few to test them", copies, handled)
 	}
 	if slow.TemplatePushes() != 0 {
 		t.Fatalf("the store without sources applied %d pushes from templates", slow.TemplatePushes())
 	}
-	t.Logf("%d of 1500 pushes applied from templates, %d families written beside a copied skeleton", handled, fast.templates.skeletonCopies.Load())
+	t.Logf("%d of 1500 pushes applied from templates, %d families written beside a shared skeleton", handled, fast.templates.sharedSkeletons.Load())
 }
 
 // TestPushTextLeavesOtherShapesToPush checks that PushText does nothing,

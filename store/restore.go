@@ -115,7 +115,7 @@ func (s *Store) storedGroup(key groupkey.Key, rec *groupcodec.Group, old *Group)
 		g.families.put(f)
 		// The index reads the name and type; the fields point into rec.
 		mf := &dto.MetricFamily{Name: &rf.Name, Type: &rf.Type}
-		prepared = append(prepared, admission.Family{MF: mf, Series: f.series, Labels: f.labelNames()})
+		prepared = append(prepared, admission.Family{MF: mf, Series: f.series(), Labels: f.labelNames()})
 	}
 	return g, s.addTimeFamilies(g, old, prepared, s.render.encoding(), sc), nil
 }
@@ -152,9 +152,11 @@ func (s *Store) storedFamily(rf *groupcodec.Family, metrics []byte, of *Family, 
 	}
 	if !sameIdentity(f, metrics, of, known, sc) {
 		sc.id.Start(s.seed, name, s.opts.UTF8Names)
+		var series []uint64
 		err := exposition.ProtobufBodyLabels(metrics, func(labels []exposition.LabelBytes) {
-			f.series = append(f.series, sc.id.SeriesBytes(labels))
+			series = append(series, sc.id.SeriesBytes(labels))
 		})
+		f.setSeries(series)
 		if err != nil {
 			return nil, fmt.Errorf("decode family %q: %w", name, err)
 		}
@@ -205,7 +207,7 @@ func sameIdentity(f *Family, metrics []byte, of *Family, known bool, sc *scratch
 			return false
 		}
 	}
-	f.series = of.series
+	f.hashes, f.nhashes = of.hashes, of.nhashes
 	if of.extra != nil && of.extra.state == nil {
 		f.extra = of.extra // never modified: shared
 	} else {

@@ -55,8 +55,8 @@ func TestARestoredFamilyHasThePushedFamilysIdentity(t *testing.T) {
 				t.Errorf("utf8Names=%v: family %q not restored", utf8Names, name)
 				continue
 			}
-			if !slices.Equal(rf.series, pf.series) {
-				t.Errorf("utf8Names=%v %s: restored series %x, pushed %x", utf8Names, name, rf.series, pf.series)
+			if !slices.Equal(rf.series(), pf.series()) {
+				t.Errorf("utf8Names=%v %s: restored series %x, pushed %x", utf8Names, name, rf.series(), pf.series())
 			}
 			if !slices.Equal(rf.labelNames(), pf.labelNames()) {
 				t.Errorf("utf8Names=%v %s: restored label names %q, pushed %q", utf8Names, name, rf.labelNames(), pf.labelNames())

@@ -60,10 +60,10 @@ func TestAStoreWithoutAJournalKeepsTextPushesAsSkeletons(t *testing.T) {
 	if want := all - 20; withArea != want {
 		t.Errorf("a store without a journal keeps %d of %d families as skeletons, want %d", withArea, all, want)
 	}
-	// The second push of each group from its template copied every
+	// The second push of each group from its template shared every
 	// pushed family's skeleton (8 families of the bench payload).
-	if got := memory.templates.skeletonCopies.Load(); got != 20*8 {
-		t.Errorf("%d families written beside a copied skeleton, want %d", got, 20*8)
+	if got := memory.templates.sharedSkeletons.Load(); got != 20*8 {
+		t.Errorf("%d families written beside a shared skeleton, want %d", got, 20*8)
 	}
 
 	journaled := New(Options{})
@@ -118,5 +118,67 @@ func TestARecordOfASkeletonHoldsTheWholeBytes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAPushFromItsTemplateSharesTheSkeleton: a push applied from its
+// group's template keeps each family's skeleton block, the one the family
+// it replaces holds, and writes only a new value area; the family it
+// replaced, still held by a reader, keeps its own values.
+func TestAPushFromItsTemplateSharesTheSkeleton(t *testing.T) {
+	s := New(Options{})
+	tp := textPusher{s: s, templates: true}
+	k := groupkey.New(map[string]string{"job": payload.Job, "instance": "i0"})
+	at := time.Unix(1_700_000_000, 0)
+	var held []*Family
+	var heldBytes [][]byte
+	for seq := 1; seq <= 3; seq++ {
+		if _, err := tp.push(t, k, Replace, payload.Text(0, seq), at.Add(time.Duration(seq)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if seq == 2 {
+			held = s.Group(k).Families()
+			for _, f := range held {
+				heldBytes = append(heldBytes, metricsOf(t, f))
+			}
+		}
+	}
+	shared := 0
+	for i, before := range held {
+		after := s.Group(k).families.get(before.Name())
+		if before.Name() == PushFailureTimeName {
+			continue // built once with the group, and kept
+		}
+		if after == before {
+			t.Fatalf("family %s was not replaced by the third push", before.Name())
+		}
+		if got := metricsOf(t, before); !bytes.Equal(got, heldBytes[i]) {
+			t.Errorf("family %s of the second push reads\n%x\nafter the third, want\n%x", before.Name(), got, heldBytes[i])
+		}
+		if bytes.Equal(metricsOf(t, after), heldBytes[i]) {
+			t.Errorf("family %s holds the second push's values after the third", before.Name())
+		}
+		bs, bok := before.cache.Skeleton()
+		as, aok := after.cache.Skeleton()
+		if bok != aok {
+			t.Errorf("family %s: kept as a skeleton %v before the third push, %v after", before.Name(), bok, aok)
+			continue
+		}
+		if !bok {
+			continue
+		}
+		bpb, barea := before.cache.Stored()
+		apb, aarea := after.cache.Stored()
+		if bs != as || &bpb[0] != &apb[0] || len(bpb) != len(apb) {
+			t.Errorf("family %s: the third push copied the skeleton block instead of sharing it", before.Name())
+		}
+		if &barea[0] == &aarea[0] {
+			t.Errorf("family %s: the third push shares the value area of the second", before.Name())
+		}
+		shared++
+	}
+	// The 8 pushed families and push_time_seconds.
+	if shared != 9 {
+		t.Errorf("%d families share their skeleton with the push before, want 9", shared)
 	}
 }

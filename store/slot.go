@@ -130,7 +130,7 @@ func (s *Store) reindex(gid string, old, next *Group) {
 		}
 		for i, nf := range counterparts(old.families, nextFams, buf[:]) {
 			f := old.families[i]
-			if nf == f || (nf != nil && f.hasSeries(nf.Type(), nf.series, nf.labelNames())) {
+			if nf == f || (nf != nil && f.hasSeries(nf.Type(), nf.series(), nf.labelNames())) {
 				continue
 			}
 			s.series -= f.SeriesCount()
@@ -146,7 +146,7 @@ func (s *Store) reindex(gid string, old, next *Group) {
 	}
 	for i, of := range counterparts(next.families, oldFams, buf[:]) {
 		f := next.families[i]
-		if of == f || (of != nil && of.hasSeries(f.Type(), f.series, f.labelNames())) {
+		if of == f || (of != nil && of.hasSeries(f.Type(), f.series(), f.labelNames())) {
 			continue
 		}
 		s.series += f.SeriesCount()
@@ -194,7 +194,7 @@ func (s *Store) publish(gid string, old, next *Group) {
 		if of == f {
 			continue
 		}
-		same := of != nil && of.hasSeries(f.Type(), f.series, f.labelNames())
+		same := of != nil && of.hasSeries(f.Type(), f.series(), f.labelNames())
 		if same && of.slot != nil && of.slot.live() && s.shownBy(of.slot) == of {
 			sl := of.slot
 			f.slot = sl

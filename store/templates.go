@@ -32,9 +32,9 @@ type templates struct {
 	live atomic.Int64
 	// reused counts the pushes applied from a template.
 	reused atomic.Uint64
-	// skeletonCopies counts the families those pushes wrote as a value
-	// area beside a copy of the last push's skeleton (repushFamily).
-	skeletonCopies atomic.Uint64
+	// sharedSkeletons counts the families those pushes wrote as a value
+	// area beside the last push's skeleton, shared (repushFamily).
+	sharedSkeletons atomic.Uint64
 }
 
 // find returns the template of d, a text body accepted as prepared (the
