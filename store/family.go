@@ -245,7 +245,8 @@ func (f *Family) hasSeries(typ dto.MetricType, series []uint64, labels []string)
 
 // sameHashes reports whether a and b hold the same hashes: at once when
 // they are the same slice, as the families that replace one another from a
-// template share theirs, without reading them.
+// template share theirs, without reading them (measured only together with
+// the skeleton sharing, see repushFamily).
 func sameHashes(a, b []uint64) bool {
 	if len(a) != len(b) {
 		return false

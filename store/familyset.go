@@ -60,6 +60,9 @@ func (fs familySet) clone(extra int) familySet {
 // that shares its meta with the one of a it is compared with is found
 // without reading either name: the families that replace one another
 // share it, and each name read follows the handle to the interned meta.
+// counterparts and counterpartsOf were 3.9% of the server's CPU at 10,000
+// groups of the bench payload before; this was measured only together
+// with the skeleton sharing it came with (see repushFamily).
 func counterparts(a, b familySet, buf []*Family) []*Family {
 	out := buf[:0]
 	j := 0
