@@ -224,17 +224,12 @@ func (c *Cache) keep(m Metrics, enc exposition.Encoding, err error, sc *Scratch)
 	text := EncodeInto(&sc.packed, sc.body)
 	// The blocks share one allocation: one object less per family for the
 	// collector to track (900,000 at 100,000 groups).
-	first := m.block
-	if m.skel.p != nil {
-		first = m.area
-	}
-	all := make([]byte, len(first)+len(text))
-	copy(all[copy(all, first):], text)
-	c.pushed = textRef{pbLen: int32(len(first)), size: int32(len(sc.body)), enc: int8(enc), plain: true}
-	if m.skel.p != nil {
-		c.pushed.skel, c.pushed.pbLen, c.pushed.area = m.skel.p, m.skel.n, areaLen(m.area)
-	}
+	own := m.own()
+	all := make([]byte, len(own)+len(text))
+	copy(all[copy(all, own):], text)
+	c.pushed = textRef{pbLen: int32(len(own)), size: int32(len(sc.body)), enc: int8(enc), plain: true}
 	c.pushed.setBlocks(all)
+	c.pushed.setSkeleton(m)
 }
 
 // areaLen returns the length of a value area, which the caller keeps
@@ -260,12 +255,16 @@ func (c *Cache) SetProtobuf(pb []byte) {
 // setStored keeps m, a copy of its block or of its value area beside its
 // skeleton, with no pushed body.
 func (c *Cache) setStored(m Metrics) {
-	if m.skel.p == nil {
-		c.SetProtobuf(bytes.Clone(m.block))
-		return
+	c.SetProtobuf(bytes.Clone(m.own()))
+	c.pushed.setSkeleton(m)
+}
+
+// setSkeleton records m's skeleton when it has one: the blocks, set from
+// m.own(), then start with its value area.
+func (p *textRef) setSkeleton(m Metrics) {
+	if m.skel.p != nil {
+		p.skel, p.pbLen, p.area = m.skel.p, m.skel.n, areaLen(m.area)
 	}
-	c.pushed.setBlocks(bytes.Clone(m.area))
-	c.pushed.skel, c.pushed.pbLen, c.pushed.size, c.pushed.area = m.skel.p, m.skel.n, 0, areaLen(m.area)
 }
 
 // Stored returns the family's s2 block of protobuf bytes and its value

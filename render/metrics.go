@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"unsafe"
@@ -26,9 +27,7 @@ func NewSkeleton(block []byte) Skeleton {
 	if len(block) == 0 {
 		return Skeleton{}
 	}
-	b := make([]byte, len(block))
-	copy(b, block)
-	return Skeleton{p: unsafe.SliceData(b), n: int32(len(b))}
+	return Skeleton{p: unsafe.SliceData(bytes.Clone(block)), n: int32(len(block))}
 }
 
 // Skeleton returns the skeleton the cache's family is kept as, and whether
@@ -62,4 +61,13 @@ func SkeletonAndArea(skel Skeleton, area []byte) Metrics {
 	}
 	areaLen(area)
 	return Metrics{skel: skel, area: area}
+}
+
+// own returns what a fill copies of m: its block, or its value area when
+// it has a skeleton, which is shared.
+func (m Metrics) own() []byte {
+	if m.skel.p != nil {
+		return m.area
+	}
+	return m.block
 }

@@ -67,21 +67,17 @@ func counterparts(a, b familySet, buf []*Family) []*Family {
 	out := buf[:0]
 	j := 0
 	for _, f := range a {
+		var c *Family
 		if j < len(b) && b[j].meta == f.meta {
-			out = append(out, b[j])
-			j++
-			continue
-		}
-		name := f.Name()
-		for j < len(b) && b[j].Name() < name {
-			j++
-		}
-		if j < len(b) && b[j].Name() == name {
-			out = append(out, b[j])
-			j++
+			c = b[j]
 		} else {
-			out = append(out, nil)
+			j, c = b.seek(j, f.Name())
 		}
+		if c != nil {
+			// The next family of a has a greater name: b[j] is not its.
+			j++
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -96,15 +92,21 @@ func counterpartsOf(n int, name func(int) string, b familySet, buf []*Family) []
 	out := buf[:0]
 	j := 0
 	for i := range n {
-		name := name(i)
-		for j < len(b) && b[j].Name() < name {
-			j++
-		}
-		if j < len(b) && b[j].Name() == name {
-			out = append(out, b[j])
-		} else {
-			out = append(out, nil)
-		}
+		var c *Family
+		j, c = b.seek(j, name(i))
+		out = append(out, c)
 	}
 	return out
+}
+
+// seek returns the position of the first family of fs from j on whose
+// name is not below name, and that family when it is of that name.
+func (fs familySet) seek(j int, name string) (int, *Family) {
+	for j < len(fs) && fs[j].Name() < name {
+		j++
+	}
+	if j < len(fs) && fs[j].Name() == name {
+		return j, fs[j]
+	}
+	return j, nil
 }

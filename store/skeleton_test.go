@@ -49,7 +49,7 @@ func areas(s *Store) (withArea, all int) {
 
 // TestAStoreWithoutAJournalKeepsTextPushesAsSkeletons: pushes applied from
 // a template keep their families as skeletons and value areas in a store
-// with no journal, the first making them, the next copying them; a store
+// with no journal, the first making them, the next sharing them; a store
 // with a journal keeps whole blocks, which its records copy as they are.
 func TestAStoreWithoutAJournalKeepsTextPushesAsSkeletons(t *testing.T) {
 	memory := New(Options{})
